@@ -1,0 +1,1 @@
+"""The domain core: tokens, scenarios, strategies and replay. It imports nothing from Flask."""

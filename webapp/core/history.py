@@ -1,0 +1,58 @@
+"""The history as the compactor sees it: blocks of measured messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .tokens import Message, content_text, tool_call_texts
+
+TRUNCATION_MARK = "[Truncated"
+
+
+@dataclass(frozen=True)
+class Block:
+    """One message of the history, measured once.
+
+    `id` is stable across calls (the script message's id, or "s1", "s2"… for summaries), so a
+    view can follow a message from call to call; `request` is the user request it belongs to.
+    """
+
+    id: str
+    message: Message
+    units: int
+    request: int
+    state: Literal["original", "truncated", "summary"] = "original"
+    replaces: tuple[str, ...] = ()
+
+    @property
+    def role(self) -> str:
+        return self.message.get("role", "")
+
+    @property
+    def text(self) -> str:
+        return content_text(self.message.get("content"))
+
+    @property
+    def searchable(self) -> str:
+        """Everything of the message a model reads: content and tool call arguments."""
+        parts = [self.text]
+        for name, arguments in tool_call_texts(self.message):
+            parts += [name, arguments]
+        return "\n".join(parts)
+
+    @property
+    def tool_call_ids(self) -> tuple[str, ...]:
+        return tuple(call.get("id", "") for call in self.message.get("tool_calls") or [])
+
+
+def keep_from(history: list[Block], keep: int) -> int:
+    """Where KEEP starts: the `keep`-th user request from the end; 0 (everything protected)
+    when there are fewer. The seed's `keep_from`."""
+    seen = 0
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].role == "user":
+            seen += 1
+            if seen == keep:
+                return index
+    return 0

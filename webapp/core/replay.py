@@ -1,0 +1,254 @@
+"""Replay a scenario call by call: what each model call sends, and what compaction did.
+
+The loop is the seed's (000_fd8adbc93eaf3a52.txt): the history lives across requests; before
+every model call the loop compacts it, and what compaction did persists, since later messages
+append to the compacted history. A model call happens before every assistant message of the
+script, and once more at the end when the script ends on a user or tool message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .history import Block, keep_from
+from .scenarios import Fact, Scenario
+from .settings import Settings
+from .strategies import Compaction, Context, compact
+from .summarizer import OfflineSummarizer, Summarizer
+from .tokens import get_counter
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the event log. `kind` is one of user_message, compact, turn_start,
+    model_call, tool_call, tool_result, turn_end, overflow."""
+
+    kind: str
+    call: int
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FactStatus:
+    fact: Fact
+    present: bool
+    needed: bool
+
+    @property
+    def missing_when_needed(self) -> bool:
+        return self.needed and not self.present
+
+
+@dataclass
+class Call:
+    number: int
+    request_number: int
+    turn: int
+    blocks: tuple[Block, ...]
+    tokens: int
+    keep_start: int
+    compaction: Compaction | None
+    events: list[Event]
+    sent_total: int
+    summarizer_output_total: int
+    overflow: bool
+    facts: list[FactStatus]
+    reply: Block | None
+
+    def request(self, system: str) -> list[dict]:
+        """The messages exactly as sent, system first."""
+        return [{"role": "system", "content": system}, *(block.message for block in self.blocks)]
+
+
+@dataclass
+class Replay:
+    scenario: Scenario
+    settings: Settings
+    floor_units: int
+    floor_tokens: float
+    calls: list[Call]
+    warnings: list[str]
+
+    @property
+    def request_count(self) -> int:
+        return max((call.request_number for call in self.calls), default=0)
+
+    def block_tokens(self, block: Block) -> float:
+        return get_counter(self.settings.counter).block_tokens(block.units)
+
+    def gone(self, number: int) -> list[str]:
+        """Ids of the script messages that had entered the history by call `number` and are
+        no longer sent: dropped, or folded into a summary."""
+        sent = {block.id for block in self.calls[number - 1].blocks}
+        gone, replies = [], 0
+        for item in self.scenario.script:
+            if item.role == "assistant":
+                replies += 1
+                if replies == number:
+                    break
+            if item.id not in sent:
+                gone.append(item.id)
+        return gone
+
+
+def fact_statuses(facts: list[Fact], system: str, blocks: list[Block] | tuple[Block, ...], call: int) -> list[FactStatus]:
+    if not facts:
+        return []
+    sent = "\n".join([system, *(block.searchable for block in blocks)])
+    return [FactStatus(fact, fact.text in sent, call >= fact.needed_from_call) for fact in facts]
+
+
+def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Summarizer | None = None) -> Replay:
+    settings = settings or scenario.settings
+    counter = get_counter(settings.counter)
+    floor_units = counter.measure_floor(scenario.system, scenario.tools)
+    digests = {}
+    request = 0
+    for item in scenario.script:
+        if item.role == "user":
+            request += 1
+            if item.digest:
+                digests[request] = item.digest
+    context = Context(
+        settings=settings,
+        counter=counter,
+        floor_units=floor_units,
+        summarizer=summarizer or OfflineSummarizer(),
+        facts=scenario.facts,
+        fetch_once_tools=scenario.fetch_once_tools,
+        digests=digests,
+    )
+    loop = _Loop(scenario, settings, context)
+    for item in scenario.script:
+        loop.feed(item)
+    loop.finish()
+    return Replay(
+        scenario=scenario,
+        settings=settings,
+        floor_units=floor_units,
+        floor_tokens=counter.block_tokens(floor_units),
+        calls=loop.calls,
+        warnings=loop.warnings,
+    )
+
+
+class _Loop:
+    """The agent loop, driven by the script instead of a model."""
+
+    def __init__(self, scenario: Scenario, settings: Settings, context: Context):
+        self.scenario = scenario
+        self.settings = settings
+        self.context = context
+        self.history: list[Block] = []
+        self.units = 0
+        self.calls: list[Call] = []
+        self.pending: list[Event] = []
+        self.request = 0
+        self.turn = 0
+        self.turn_open = False
+        self.sent = 0
+        self.summarizer_output = 0
+        self.warnings: list[str] = []
+        self.cannot_fit_said = False
+
+    def _append(self, item) -> Block:
+        block = Block(item.id, item.message, self.context.counter.measure(item.message), self.request)
+        self.history.append(block)
+        self.units += block.units
+        return block
+
+    def _end_turn(self) -> None:
+        if self.turn_open and self.calls:
+            last = self.calls[-1]
+            last.events.append(Event("turn_end", last.number, {"turn": self.turn}))
+            self.turn_open = False
+
+    def feed(self, item) -> None:
+        if item.role == "user":
+            self._end_turn()
+            self.request += 1
+            self.turn = 0
+            self._append(item)
+            self.pending.append(Event("user_message", len(self.calls) + 1, {"id": item.id, "request": self.request}))
+        elif item.role == "assistant":
+            self._end_turn()
+            self._call(item)
+        else:
+            block = self._append(item)
+            event = Event("tool_result", len(self.calls), {"id": block.id, "tool_call_id": item.message.get("tool_call_id", "")})
+            (self.calls[-1].events if self.calls else self.pending).append(event)
+
+    def finish(self) -> None:
+        if self.scenario.script and self.scenario.script[-1].role != "assistant":
+            self._end_turn()
+            self._call(None)
+        else:
+            self._end_turn()
+
+    def _call(self, reply_item) -> None:
+        number = len(self.calls) + 1
+        events = [Event(e.kind, number, e.detail) for e in self.pending]
+        self.pending = []
+        self.history, self.units, compaction = compact(self.history, self.units, self.context)
+        if compaction is not None:
+            events.append(Event("compact", number, {"before": compaction.tokens_before, "after": compaction.tokens_after}))
+            self.sent += compaction.summarizer_input
+            self.summarizer_output += compaction.summarizer_output
+        self.turn += 1
+        self.turn_open = True
+        tokens = self.context.tokens(self.units)
+        events.append(Event("turn_start", number, {"turn": self.turn, "request": self.request}))
+        events.append(Event("model_call", number, {"tokens": tokens, "messages": len(self.history) + 1}))
+        overflow = tokens > self.settings.window
+        if overflow:
+            events.append(Event("overflow", number, {"tokens": tokens, "window": self.settings.window}))
+        keep_start = keep_from(self.history, self.settings.keep)
+        self._check_cannot_fit(number, keep_start)
+        self.sent += tokens
+        reply = None
+        if reply_item is not None:
+            reply = Block(reply_item.id, reply_item.message, self.context.counter.measure(reply_item.message), self.request)
+            for call_id, (name, _) in zip(reply.tool_call_ids, _calls(reply)):
+                events.append(Event("tool_call", number, {"id": call_id, "name": name}))
+        self.calls.append(
+            Call(
+                number=number,
+                request_number=self.request,
+                turn=self.turn,
+                blocks=tuple(self.history),
+                tokens=tokens,
+                keep_start=keep_start,
+                compaction=compaction,
+                events=events,
+                sent_total=self.sent,
+                summarizer_output_total=self.summarizer_output,
+                overflow=overflow,
+                facts=fact_statuses(self.scenario.facts, self.scenario.system, self.history, number),
+                reply=reply,
+            )
+        )
+        if reply is not None:
+            self.history.append(reply)
+            self.units += reply.units
+
+    def _check_cannot_fit(self, number: int, keep_start: int) -> None:
+        if self.cannot_fit_said:
+            return
+        keep_units = sum(block.units for block in self.history[keep_start:])
+        needed = self.context.tokens(keep_units)
+        if needed > self.settings.window:
+            self.cannot_fit_said = True
+            floor = round(self.context.counter.block_tokens(self.context.floor_units))
+            self.warnings.append(
+                f"Call {number} cannot fit: the system prompt and tools ({floor:,} tokens) and the KEEP zone "
+                f"(the last {self.settings.keep} requests, {needed - floor:,} tokens) need {needed:,} tokens, "
+                f"more than the {self.settings.window:,}-token window. No compaction can help: "
+                f"lower keep or raise the window."
+            )
+
+
+def _calls(block: Block):
+    from .tokens import tool_call_texts
+
+    return tool_call_texts(block.message)

@@ -1,0 +1,51 @@
+"""Plain data (JSON-ready) views of a replay, shared by the CLI and the JSON twins of pages."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from .replay import Call, Replay
+
+
+def call_json(result: Replay, call: Call) -> dict[str, Any]:
+    return {
+        "call": call.number,
+        "request_number": call.request_number,
+        "turn": call.turn,
+        "tokens": call.tokens,
+        "window_share": round(call.tokens / result.settings.window, 4),
+        "request": call.request(result.scenario.system),
+        "blocks": [
+            {
+                "id": block.id,
+                "role": block.role,
+                "state": block.state,
+                "tokens": round(result.block_tokens(block), 2),
+                "in_keep": index >= call.keep_start,
+            }
+            for index, block in enumerate(call.blocks)
+        ],
+        "gone": result.gone(call.number),
+        "compaction": asdict(call.compaction) if call.compaction else None,
+        "events": [{"kind": e.kind, "call": e.call, **e.detail} for e in call.events],
+        "sent_total": call.sent_total,
+        "summarizer_output_total": call.summarizer_output_total,
+        "overflow": call.overflow,
+        "facts": [
+            {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed}
+            for f in call.facts
+        ],
+    }
+
+
+def replay_json(result: Replay) -> dict[str, Any]:
+    return {
+        "scenario": result.scenario.id,
+        "title": result.scenario.text("title"),
+        "settings": result.settings.model_dump(),
+        "floor_tokens": round(result.floor_tokens, 2),
+        "tools": result.scenario.tools,
+        "warnings": result.warnings,
+        "calls": [call_json(result, call) for call in result.calls],
+    }

@@ -1,0 +1,214 @@
+"""Compaction strategies.
+
+All of them follow the seed's rules (000_fd8adbc93eaf3a52.txt): run only when the request is
+above the line, start with the oldest messages, never touch KEEP (the last `keep` requests and
+everything after them), never separate a tool call from its results, and stop as soon as the
+request fits. `truncate`, `drop` and `truncate-drop` are the seed's `compact()` levels, step
+for step, so with the `estimate` counter they send exactly what the seed's loop sends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .history import TRUNCATION_MARK, Block, keep_from
+from .scenarios import Fact
+from .settings import Settings
+from .summarizer import Summarizer
+from .tokens import Counter, Message
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What one compaction did, for the view and the event log."""
+
+    strategy: str
+    tokens_before: int
+    tokens_after: int
+    levels: tuple[str, ...] = ()
+    truncated: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    summarized: tuple[str, ...] = ()
+    summary_id: str | None = None
+    summarizer_input: int = 0
+    summarizer_output: int = 0
+    # Results of tools marked fetch_once that truncation destroyed: they cannot be fetched again.
+    destroyed: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.truncated or self.dropped or self.summarized)
+
+
+@dataclass
+class Context:
+    """What a strategy needs besides the history."""
+
+    settings: Settings
+    counter: Counter
+    floor_units: int
+    summarizer: Summarizer
+    facts: list[Fact] = field(default_factory=list)
+    fetch_once_tools: frozenset[str] = frozenset()
+    digests: dict[int, str] = field(default_factory=dict)
+    summaries_made: int = 0
+
+    def tokens(self, units: int) -> int:
+        return self.counter.request_tokens(self.floor_units + units)
+
+    def fits(self, units: int) -> bool:
+        return self.tokens(units) <= self.settings.limit
+
+    def block(self, template: Block, message: Message, **changes) -> Block:
+        return Block(
+            id=changes.pop("id", template.id),
+            message=message,
+            units=self.counter.measure(message),
+            request=changes.pop("request", template.request),
+            **changes,
+        )
+
+
+@dataclass
+class Work:
+    """A compaction under way: the history, its units, and what was done so far."""
+
+    history: list[Block]
+    units: int
+    truncated: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    summarized: list[str] = field(default_factory=list)
+    levels: list[str] = field(default_factory=list)
+    destroyed: list[str] = field(default_factory=list)
+    summary_id: str | None = None
+    summarizer_input: int = 0
+    summarizer_output: int = 0
+
+
+Level = Callable[[Work, Context], None]
+
+
+def truncate_level(work: Work, context: Context) -> None:
+    """Level 1: old tool results become a one-line note with a preview, oldest first."""
+    history = work.history
+    tool_names = _tool_names(history)
+    for index in range(keep_from(history, context.settings.keep)):
+        block = history[index]
+        if block.role != "tool" or block.text.startswith(TRUNCATION_MARK):
+            continue
+        text = block.text
+        note = f"{TRUNCATION_MARK} to save context: {len(text)} chars. Preview: {text[: context.settings.preview]}...]"
+        shrunk = context.block(block, {**block.message, "content": note}, state="truncated")
+        history[index] = shrunk
+        work.units += shrunk.units - block.units
+        work.truncated.append(block.id)
+        if tool_names.get(block.message.get("tool_call_id")) in context.fetch_once_tools:
+            work.destroyed.append(block.id)
+        if "truncate" not in work.levels:
+            work.levels.append("truncate")
+        if context.fits(work.units):
+            return
+
+
+def drop_level(work: Work, context: Context) -> None:
+    """Level 2: drop the oldest exchanges whole, keeping the very first request."""
+    history = work.history
+    while not context.fits(work.units):
+        following = next((i for i in range(2, len(history)) if history[i].role == "user"), None)
+        if following is None or following > keep_from(history, context.settings.keep):
+            return
+        removed = history[1:following]
+        del history[1:following]
+        work.units -= sum(block.units for block in removed)
+        work.dropped += [block.id for block in removed]
+        if "drop" not in work.levels:
+            work.levels.append("drop")
+
+
+def summarize_level(work: Work, context: Context) -> None:
+    """Replace the oldest whole exchanges after the first request with one summary message,
+    placed right after the first request; an earlier summary is folded into the new one.
+    The fewest exchanges that make the request fit are summarized, in one summarizer call."""
+    history = work.history
+    start = 1
+    previous = None
+    if len(history) > 1 and history[1].state == "summary":
+        previous, start = history[1], 2
+    boundary = keep_from(history, context.settings.keep)
+    cuts = [i for i in range(start + 1, boundary + 1) if history[i].role == "user"]
+    if not cuts:
+        return
+    kept_units = work.units - sum(block.units for block in history[start:])
+    for cut in cuts:
+        folded = history[start:cut]
+        result = context.summarizer.summarize(
+            previous=previous.text if previous else None,
+            blocks=folded,
+            digests=context.digests,
+            facts=context.facts if context.settings.keep_facts else [],
+            counter=context.counter,
+        )
+        number = context.summaries_made + 1
+        message = {"role": "system", "content": result.text}
+        replaced = (previous.replaces if previous else ()) + tuple(block.id for block in folded)
+        summary = context.block(history[0], message, id=f"s{number}", state="summary", replaces=replaced)
+        units = kept_units + summary.units + sum(block.units for block in history[cut:])
+        if context.fits(units) or cut == cuts[-1]:
+            break
+    context.summaries_made = number
+    work.history[:] = history[:1] + [summary] + history[cut:]
+    work.units = units
+    work.summarized += [block.id for block in folded]
+    work.summary_id = summary.id
+    work.summarizer_input += result.input_tokens
+    work.summarizer_output += result.output_tokens
+    work.levels.append("summarize")
+
+
+def _tool_names(history: list[Block]) -> dict[str, str]:
+    """tool_call_id -> function name, to know which tool a result came from."""
+    names = {}
+    for block in history:
+        for call in block.message.get("tool_calls") or []:
+            names[call.get("id")] = (call.get("function") or {}).get("name", "")
+    return names
+
+
+LEVELS: dict[str, tuple[Level, ...]] = {
+    "none": (),
+    "truncate": (truncate_level,),
+    "drop": (drop_level,),
+    "truncate-drop": (truncate_level, drop_level),
+    "summarize": (summarize_level,),
+}
+
+
+def compact(history: list[Block], units: int, context: Context) -> tuple[list[Block], int, Compaction | None]:
+    """Compact `history` (whose blocks add up to `units`) if the request is above the line.
+
+    Returns the history to send, its units, and what was done (None when nothing was tried:
+    the request fits, or the strategy never compacts). The input list is not modified.
+    """
+    strategy = context.settings.strategy
+    if context.fits(units) or not LEVELS[strategy]:
+        return history, units, None
+    work = Work(list(history), units)
+    for level in LEVELS[strategy]:
+        if context.fits(work.units):
+            break
+        level(work, context)
+    compaction = Compaction(
+        strategy=strategy,
+        tokens_before=context.tokens(units),
+        tokens_after=context.tokens(work.units),
+        levels=tuple(work.levels),
+        truncated=tuple(work.truncated),
+        dropped=tuple(work.dropped),
+        summarized=tuple(work.summarized),
+        summary_id=work.summary_id,
+        summarizer_input=work.summarizer_input,
+        summarizer_output=work.summarizer_output,
+        destroyed=tuple(work.destroyed),
+    )
+    return work.history, work.units, compaction
