@@ -224,9 +224,10 @@ def _pydantic_problems(error: ValidationError, root: str = "") -> list[tuple[str
     return problems
 
 
-def _check_tool_pairs(messages: list[Message], where: str) -> list[tuple[str, str]]:
-    """Every tool result answers a call of the assistant message just before it, every call
-    gets its result before the next request or reply, and no call id is used twice."""
+def tool_pair_problems(messages: list[Message], where: str = "messages") -> list[tuple[str, str]]:
+    """What an API would reject in a list of chat messages: a tool result that does not answer
+    a call of the assistant message just before it, a call that gets no result before the next
+    request or reply, a call id used twice. Empty when the messages are valid."""
     problems: list[tuple[str, str]] = []
     open_calls: dict[str, int] = {}
     seen: set[str] = set()
@@ -310,7 +311,7 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
         problems += [("settings", problem) for problem in error.problems]
 
     messages = [_entry_message(entry) for entry in spec.chat]
-    problems += _check_tool_pairs(messages, "chat")
+    problems += tool_pair_problems(messages, "chat")
     tool_names = {tool.name for tool in spec.tools}
     for index, entry in enumerate(spec.chat):
         if isinstance(entry, AssistantEntry):
@@ -405,7 +406,7 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
             if not isinstance(function, dict) or not isinstance(function.get("name"), str):
                 problems.append((f"messages[{index}].tool_calls[{position}].function.name", "a tool call needs a function name"))
     # Pair problems are reported with indexes into the input as given.
-    offset_problems = _check_tool_pairs(originals[start:], "messages")
+    offset_problems = tool_pair_problems(originals[start:], "messages")
     problems += [(_shift(where, start), what) for where, what in offset_problems]
     script = [
         ScriptMessage(f"m{index + 1}", dict(message))
