@@ -90,7 +90,10 @@ Level = Callable[[Work, Context], None]
 
 
 def truncate_level(work: Work, context: Context) -> None:
-    """Level 1: old tool results become a one-line note with a preview, oldest first."""
+    """Level 1: old tool results become a one-line note with a preview, oldest first.
+
+    As in the seed, every old result is truncated whatever its size, so a result shorter than
+    its note grows: the engine keeps that behaviour to send exactly what the seed sends."""
     history = work.history
     tool_names = _tool_names(history)
     for index in range(keep_from(history, context.settings.keep)):

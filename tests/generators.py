@@ -1,0 +1,75 @@
+"""Hypothesis strategies for agent chats: requests, parallel tool calls, results of every size,
+non-ASCII text, and scripts that end mid-request."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+from webapp.core.scenarios import Fact, Scenario, ScriptMessage
+from webapp.core.settings import Settings
+
+WORDS = st.sampled_from(
+    ["order", "wheel", "#4471", "roue", "commande", "车轮", "订单", "é", "naïve", "{\"a\": 1}", "def f():", "<|endoftext|>", "🚲", "\n", "ok"]
+)
+TEXT = st.lists(WORDS, min_size=1, max_size=30).map(" ".join)
+# Tool results range from a word to a huge dump, the part compaction is about.
+RESULT = st.one_of(
+    TEXT,
+    st.builds(lambda word, n: (word + " ") * n, WORDS, st.integers(10, 3000)),
+)
+
+
+@st.composite
+def exchanges(draw, number: int):
+    """Request `number` and everything up to the next: 0-3 tool turns (1-3 parallel calls each),
+    then usually a final answer. Call ids are unique across a chat by construction."""
+    messages = [{"role": "user", "content": draw(TEXT)}]
+    for turn in range(draw(st.integers(0, 3))):
+        calls = [
+            {
+                "id": f"call_{number}_{turn}_{i}",
+                "type": "function",
+                "function": {"name": draw(st.sampled_from(["get_order", "search", "pay"])), "arguments": json.dumps({"q": draw(TEXT)})},
+            }
+            for i in range(draw(st.integers(1, 3)))
+        ]
+        messages.append({"role": "assistant", "content": draw(st.none() | TEXT), "tool_calls": calls})
+        for call in calls:
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": draw(RESULT)})
+    if draw(st.booleans()) or messages[-1]["role"] != "user" and draw(st.booleans()):
+        messages.append({"role": "assistant", "content": draw(TEXT)})
+    return messages
+
+
+@st.composite
+def scenarios(draw, min_requests=1, max_requests=8):
+    chat: list[dict] = []
+    for number in range(draw(st.integers(min_requests, max_requests))):
+        chat += draw(exchanges(number))
+    script = [ScriptMessage(f"m{i + 1}", message) for i, message in enumerate(chat)]
+    facts = [Fact("#4471", "order number", 1), Fact("车轮", "wheel", 2)]
+    return Scenario(
+        id="generated",
+        title={"en": "generated"},
+        lesson={"en": ""},
+        system=draw(st.sampled_from(["You are a support assistant.", "Tu es un assistant. 你好。"])),
+        tools=[],
+        script=script,
+        facts=facts,
+        fetch_once_tools=frozenset({"pay"}),
+    )
+
+
+def settings(strategies=("none", "truncate", "drop", "truncate-drop", "summarize"), counters=("estimate",)):
+    return st.builds(
+        Settings,
+        strategy=st.sampled_from(strategies),
+        window=st.integers(300, 20_000),
+        threshold=st.sampled_from([0.5, 0.7, 0.8, 0.9, 1.0]),
+        keep=st.integers(1, 4),
+        counter=st.sampled_from(counters),
+        preview=st.sampled_from([0, 20, 150]),
+        keep_facts=st.booleans(),
+    )
