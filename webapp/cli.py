@@ -16,9 +16,16 @@ from .core.settings import SettingsError, parse_settings
 SETTING_FLAGS = ("strategy", "window", "threshold", "keep", "counter", "preview")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line, like every other error of this command."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m webapp", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = OneLineParser(prog="python -m webapp", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     play = commands.add_parser("replay", help="replay one scenario call by call")
     play.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
     for flag in SETTING_FLAGS:
@@ -27,10 +34,6 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     commands.add_parser("list", help="list the built-in scenarios")
     return parser
-
-
-class UsageError(Exception):
-    pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         values["keep_facts"] = args.keep_facts
         settings = parse_settings(values, scenario.settings)
         result = replay(scenario, settings)
-    except (ScenarioError, SettingsError, UsageError) as error:
+    except (ScenarioError, SettingsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.json:

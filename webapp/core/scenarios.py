@@ -199,13 +199,14 @@ def _localized(value: Localized) -> dict[str, str]:
 
 def _path(loc: tuple) -> str:
     out = ""
+    after_index = False
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in {"user", "assistant", "tool"} and out.endswith("]"):
-            continue  # the discriminator's tag is not a field the author wrote
-        else:
+        elif not (after_index and part in {"user", "assistant", "tool"} and out.startswith("chat")):
             out += f".{part}" if out else str(part)
+        # else: the discriminator's tag right after chat[N] is not a field the author wrote
+        after_index = isinstance(part, int)
     return out
 
 

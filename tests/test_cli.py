@@ -1,0 +1,73 @@
+"""The replay command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from webapp.cli import main
+from webapp.core.library import open_scenario
+from webapp.core.replay import replay
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_table_shows_each_call_and_the_bill(capsys):
+    assert main(["replay", "bike-shop", "--strategy", "truncate"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "strategy truncate" in lines[0] and "window 8,000" in lines[0]
+    rows = [line for line in lines if line.strip()[:1].isdigit()]
+    assert len(rows) == open_scenario("bike-shop").call_count
+    assert "truncated 1" in rows[4] and "→" in rows[4]
+
+
+def test_json_gives_each_request_exactly_as_sent(capsys):
+    assert main(["replay", "bike-shop", "--counter", "o200k_base", "--keep", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    scenario = open_scenario("bike-shop")
+    expected = replay(scenario, scenario.settings.model_copy(update={"counter": "o200k_base", "keep": 1}))
+    assert data["settings"]["keep"] == 1
+    assert [c["tokens"] for c in data["calls"]] == [c.tokens for c in expected.calls]
+    assert [c["request"] for c in data["calls"]] == [c.request(scenario.system) for c in expected.calls]
+    assert data["calls"][0]["request"][0] == {"role": "system", "content": scenario.system}
+
+
+def test_a_transcript_file_replays(tmp_path, capsys):
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]))
+    assert main(["replay", str(path), "--json"]) == 0
+    calls = json.loads(capsys.readouterr().out)["calls"]
+    assert calls[0]["request"] == [{"role": "system", "content": "s"}, {"role": "user", "content": "hello"}]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["replay", "no-such"], "no such scenario"),
+        (["replay", "bike-shop", "--window", "abc"], "window: got 'abc', expected a whole number"),
+        (["replay", "bike-shop", "--threshold", "7"], "threshold"),
+        (["replay", "bike-shop", "--strategy", "magic"], "one of none, truncate"),
+        (["replay", "bike-shop", "--counter", "gpt2"], "counter"),
+        (["replay", "bike-shop", "--colour", "red"], "unrecognized arguments: --colour red"),
+        (["replay"], "the following arguments are required: scenario"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_status_2(args, message):
+    out = subprocess.run([sys.executable, "-m", "webapp", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: ")
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_bad_file_names_file_and_field(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text('id = "x"\ntitle = "t"\nlesson = "l"\nsystem = "s"\n[[chat]]\nuser = 3\n')
+    out = subprocess.run([sys.executable, "-m", "webapp", "replay", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "broken.toml" in out.stderr and "chat[0].user" in out.stderr
