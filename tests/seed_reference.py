@@ -58,12 +58,17 @@ def load_seed_compact(
     threshold: float = 0.8,
     keep: int = 2,
     path: Path | None = None,
+    levels: tuple[int, ...] = (1, 2),
 ) -> SimpleNamespace:
     """The seed's `estimate_tokens`, `keep_from` and `compact`, bound to these settings.
 
+    `levels` keeps only some of `compact()`'s two levels: its `for` loop is level 1
+    (truncate old tool results), its `while` loop level 2 (drop old exchanges), so (1,) is the
+    seed's truncation alone and (2,) its dropping alone.
     Returns a namespace with those three functions, plus SYSTEM and WINDOW as injected.
     """
     tree = ast.parse(seed_python_source(path))
+    _keep_levels(tree, levels)
     wanted = [
         node
         for node in tree.body
@@ -84,6 +89,16 @@ def load_seed_compact(
         WINDOW=namespace["WINDOW"],
         **{name: namespace[name] for name in SEED_FUNCTIONS},
     )
+
+
+def _keep_levels(tree: ast.Module, levels: tuple[int, ...]) -> None:
+    level_of = {ast.For: 1, ast.While: 2}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "compact":
+            kept = [s for s in node.body if level_of.get(type(s), levels[0]) in levels]
+            if sum(type(s) in level_of for s in node.body) != 2:
+                raise SeedMissing("the seed's compact() no longer has one for loop (level 1) and one while loop (level 2)")
+            node.body = kept
 
 
 def seed_requests(script: list[Message], seed: SimpleNamespace) -> list[list[Message]]:
