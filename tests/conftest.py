@@ -69,6 +69,19 @@ def page(browser):
     context.close()
 
 
+def pytest_runtest_setup(item):
+    """Tests marked needs_seed run the seed's own code from ../shared/seeds (or $SEEDS_DIR).
+    A checkout without the seeds skips them; CI, which always has them, fails instead."""
+    if item.get_closest_marker("needs_seed") is None:
+        return
+    from tests.seed_reference import SeedMissing, seed_python_source
+
+    try:
+        seed_python_source()
+    except SeedMissing as missing:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)(f"the seed is not available: {missing}")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "page" in getattr(item, "fixturenames", ()) or "browser" in getattr(item, "fixturenames", ()):

@@ -16,14 +16,10 @@ from webapp.core.replay import replay
 from webapp.core.settings import Settings
 
 from .generators import scenarios
-from .seed_reference import SEED_PREVIEW, SeedMissing, load_seed_compact, seed_requests
+from .seed_reference import SEED_PREVIEW, load_seed_compact, seed_requests
 
+pytestmark = pytest.mark.needs_seed
 SEED_LEVELS = {"truncate": (1,), "drop": (2,), "truncate-drop": (1, 2)}
-
-try:
-    load_seed_compact(system="probe")
-except SeedMissing as missing:  # a checkout without shared/seeds beside it
-    pytest.skip(f"the seed is not available: {missing}", allow_module_level=True)
 
 
 def seed_side(scenario, chosen: Settings):

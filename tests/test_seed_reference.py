@@ -6,6 +6,7 @@ from tests.seed_reference import SEED_FILE, SeedMissing, load_seed_compact, seed
 from webapp.core.library import open_scenario
 
 
+@pytest.mark.needs_seed
 def test_the_seed_loop_makes_one_request_per_model_call_starting_with_the_system_prompt():
     scenario = open_scenario("bike-shop")
     seed = load_seed_compact(system=scenario.system)
@@ -14,6 +15,7 @@ def test_the_seed_loop_makes_one_request_per_model_call_starting_with_the_system
     assert requests[0] == [{"role": "system", "content": scenario.system}, scenario.script[0].message]
 
 
+@pytest.mark.needs_seed
 def test_the_seed_compact_shrinks_old_tool_results_when_the_window_is_small():
     scenario = open_scenario("bike-shop")
     seed = load_seed_compact(system=scenario.system, window=1500, keep=1)
