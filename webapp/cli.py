@@ -1,4 +1,5 @@
-"""Command line: replay a scenario or a transcript and print what each call sends."""
+"""Command line: replay a scenario or a transcript and print what each call sends, or compare
+every strategy on it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from .core.compare import Comparison, check_call, compare, comparison_json, describe, parse_pricing, summary_row
 from .core.library import SCENARIOS_DIR, open_scenario
 from .core.replay import Replay, replay
 from .core.scenarios import ScenarioError
@@ -14,6 +16,7 @@ from .core.serialize import replay_json
 from .core.settings import SettingsError, parse_settings
 
 SETTING_FLAGS = ("strategy", "window", "threshold", "keep", "counter", "preview")
+PRICING_FLAGS = ("cache", "price", "cached_share", "output_price")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -32,6 +35,15 @@ def _parser() -> argparse.ArgumentParser:
         play.add_argument(f"--{flag}")
     play.add_argument("--keep-facts", action="store_true", default=None, help="tell the summarizer the critical facts")
     play.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    side = commands.add_parser("compare", help="replay every strategy on one scenario and compare them")
+    side.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
+    for flag in SETTING_FLAGS:
+        side.add_argument(f"--{flag}", help="the strategy marked with * in the table" if flag == "strategy" else None)
+    side.add_argument("--keep-facts", action="store_true", default=None, help="mark the keep-facts column of the strategy")
+    side.add_argument("--call", type=int, help="the call whose request is shown (default: the last)")
+    for flag in PRICING_FLAGS:
+        side.add_argument(f"--{flag.replace('_', '-')}", dest=flag)
+    side.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     commands.add_parser("list", help="list the built-in scenarios")
     return parser
 
@@ -46,10 +58,21 @@ def main(argv: list[str] | None = None) -> int:
         values = {flag: getattr(args, flag) for flag in SETTING_FLAGS}
         values["keep_facts"] = args.keep_facts
         settings = parse_settings(values, scenario.settings)
-        result = replay(scenario, settings)
+        if args.command == "compare":
+            comparison = compare(scenario, settings, parse_pricing({flag: getattr(args, flag) for flag in PRICING_FLAGS}))
+            call = check_call(comparison, args.call)
+        else:
+            result = replay(scenario, settings)
     except (ScenarioError, SettingsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.command == "compare":
+        if args.json:
+            json.dump(comparison_json(comparison, call), sys.stdout, ensure_ascii=False, indent=1)
+            print()
+        else:
+            print(comparison_table(comparison, call))
+        return 0
     if args.json:
         json.dump(replay_json(result), sys.stdout, ensure_ascii=False, indent=1)
         print()
@@ -100,3 +123,28 @@ def describe_compaction(call) -> str:
     if call.overflow:
         notes.append("OVERFLOW")
     return "; ".join(notes) or "-"
+
+
+def comparison_table(comparison: Comparison, call: int) -> str:
+    s, p = comparison.settings, comparison.pricing
+    lines = [
+        f"{comparison.scenario.text('title')} · window {s.window:,} · line {s.threshold:.0%} ({s.limit:,.0f}) · "
+        f"keep {s.keep} · counter {s.counter} · call {call} of {comparison.call_count}",
+        f"bill: {p.model.label}, cached input at {p.share:.0%}"
+        + (f", cache writes at {p.model.write_share:.0%}" if p.model.write_share != 1 else "")
+        + f", ${p.price:.2f} per million input tokens, ${p.output_price:.2f} per million output ({p.model.source})",
+        "",
+        f"  {'strategy':<16} {'tokens@' + str(call):>9} {'sent@' + str(call):>9} {'sent':>8} {'cached':>8} {'bill $':>8} "
+        f"{'compact':>7} {'overflow':>8} {'summarizer':>11}  {'valid':<5}  facts lost",
+    ]
+    for column in comparison.columns:
+        row = summary_row(column, call)
+        mark = "*" if (column.strategy, column.keep_facts) == (s.strategy, s.keep_facts) else " "
+        summarizer = f"{row['summarizer_input']:,}/{row['summarizer_output']:,}" if row["summarizer_input"] else "-"
+        lines.append(
+            f"{mark} {column.key:<16} {row['tokens_at_call']:>9,} {row['sent_at_call']:>9,} {row['sent_total']:>8,} "
+            f"{row['cached_total']:>8,} {row['bill_usd']:>8.4f} {row['compactions']:>7} {row['overflows']:>8} "
+            f"{summarizer:>11}  {'yes' if row['valid_requests'] else 'NO':<5}  {row['facts_lost'] or '-'}"
+        )
+    lines += ["", "verdict:"] + [f"  {line}" for line in describe(comparison)]
+    return "\n".join(lines)
