@@ -1,0 +1,55 @@
+"""The comparison chart's geometry: every strategy drawn once, at its engine sizes, labels
+apart, and lines told apart without colour."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+
+from webapp.core.chart import LABEL_GAP, request_chart
+from webapp.core.compare import compare
+from webapp.core.library import open_scenario
+
+BIKE = compare(open_scenario("bike-shop"))
+
+
+def test_every_column_is_drawn_once_at_its_engine_sizes():
+    chart = request_chart(BIKE, 3)
+    drawn = [key for series in chart.series for key in series.keys]
+    assert sorted(drawn) == sorted(column.key for column in BIKE.columns)
+    for series in chart.series:
+        for key in series.keys:
+            assert [p.tokens for p in series.points] == [c.tokens for c in BIKE.column(key).calls]
+
+
+def test_strategies_sending_the_same_requests_share_one_line_and_label():
+    chart = request_chart(BIKE, 6)
+    shared = next(series for series in chart.series if "truncate" in series.keys)
+    assert shared.keys == ("truncate", "truncate-drop")
+    assert shared.names == "truncate, truncate-drop"
+
+
+def test_lines_differ_by_dash_and_marker_not_only_colour():
+    chart = request_chart(BIKE, 6)
+    assert len({(s.dash, s.marker) for s in chart.series}) == len(chart.series)
+
+
+def test_higher_requests_are_drawn_higher_and_rules_sit_at_window_and_line():
+    chart = request_chart(BIKE, 6)
+    points = [p for s in chart.series for p in s.points]
+    for a in points:
+        for b in points:
+            if a.tokens > b.tokens:
+                assert a.y < b.y
+    window, line = chart.rules
+    assert window.tokens == 8000 and line.tokens == 6400 and window.y < line.y
+    assert chart.top <= window.y <= chart.bottom
+
+
+@given(call=st.integers(1, 6), width=st.integers(420, 1400), height=st.integers(200, 700))
+@hypothesis_settings(max_examples=50, deadline=None)
+def test_end_labels_never_overlap_and_stay_inside(call, width, height):
+    chart = request_chart(BIKE, call, width=width, height=height)
+    ys = sorted(s.label_y for s in chart.series)
+    assert all(b - a >= LABEL_GAP - 1e-9 for a, b in zip(ys, ys[1:]))
+    assert all(chart.top <= y <= chart.bottom for y in ys)
+    assert chart.left <= chart.current_x <= chart.right

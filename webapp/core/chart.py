@@ -1,0 +1,174 @@
+"""The comparison chart's geometry: request size per call for every strategy, against the
+red line and the window. Pure data for a server-drawn SVG template.
+
+Readable without colour: each line has its own dash pattern and point marker, and is named by
+a label at its end; strategies that send exactly the same requests share one line and one
+label. The template puts the same figures in a table for screen readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compare import Column, Comparison, label
+
+# Dash patterns (SVG stroke-dasharray) and marker shapes, in the order lines are drawn.
+DASHES = ("", "8 4", "2 3", "10 3 2 3", "4 4", "12 4 2 4 2 4", "1 5")
+MARKERS = ("circle", "square", "triangle", "diamond", "cross", "bar", "plus")
+LABEL_GAP = 13  # smallest vertical distance between two end labels, in pixels
+
+
+@dataclass(frozen=True)
+class Point:
+    call: int
+    tokens: int
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
+class Series:
+    keys: tuple[str, ...]  # the columns drawn by this line (identical requests)
+    names: str  # their labels, for the end label
+    points: tuple[Point, ...]
+    dash: str
+    marker: str
+    style: int  # index into DASHES/MARKERS, for the CSS class of its colour
+    label_y: float
+
+    @property
+    def polyline(self) -> str:
+        return " ".join(f"{p.x:.1f},{p.y:.1f}" for p in self.points)
+
+    def marker_path(self, size: float = 3.5) -> str:
+        """One SVG path drawing this series' marker at every point."""
+        return " ".join(_marker(self.marker, p.x, p.y, size) for p in self.points)
+
+
+@dataclass(frozen=True)
+class Rule:
+    y: float
+    tokens: float
+    kind: str  # "window" or "line"
+
+
+@dataclass(frozen=True)
+class Tick:
+    at: float
+    value: int
+
+
+@dataclass(frozen=True)
+class Chart:
+    width: int
+    height: int
+    left: float
+    right: float
+    top: float
+    bottom: float
+    series: tuple[Series, ...]
+    rules: tuple[Rule, ...]
+    y_ticks: tuple[Tick, ...]
+    x_ticks: tuple[Tick, ...]
+    current_x: float
+    call: int
+    top_tokens: int
+
+
+def request_chart(comparison: Comparison, call: int, width: int = 760, height: int = 340, label_width: int = 170) -> Chart:
+    settings = comparison.settings
+    left, top, bottom = 64.0, 16.0, height - 36.0
+    right = width - label_width
+    peak = max((column.peak_tokens for column in comparison.columns), default=0)
+    top_tokens = _nice_ceiling(max(peak, settings.window) * 1.08)
+    count = comparison.call_count
+
+    def x_of(number: int) -> float:
+        return left if count <= 1 else left + (right - left) * (number - 1) / (count - 1)
+
+    def y_of(tokens: float) -> float:
+        return bottom - (bottom - top) * tokens / top_tokens
+
+    groups = _identical(comparison.columns)
+    series = []
+    for style, group in enumerate(groups):
+        points = tuple(Point(c.number, c.tokens, x_of(c.number), y_of(c.tokens)) for c in group[0].calls)
+        series.append(
+            Series(
+                keys=tuple(column.key for column in group),
+                names=", ".join(label(column) for column in group),
+                points=points,
+                dash=DASHES[style % len(DASHES)],
+                marker=MARKERS[style % len(MARKERS)],
+                style=style % len(DASHES),
+                label_y=points[-1].y if points else bottom,
+            )
+        )
+    series = _spread_labels(series, top + 4, bottom)
+    rules = (Rule(y_of(settings.window), settings.window, "window"), Rule(y_of(settings.limit), settings.limit, "line"))
+    step = _nice_step(top_tokens / 5)
+    y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
+    call_step = max(1, -(-count // 12))
+    x_ticks = tuple(Tick(x_of(number), number) for number in range(1, count + 1) if (number - 1) % call_step == 0 or number == count)
+    return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens)
+
+
+def _identical(columns: list[Column]) -> list[list[Column]]:
+    groups: list[list[Column]] = []
+    for column in columns:
+        sizes = [call.tokens for call in column.calls]
+        for group in groups:
+            if [call.tokens for call in group[0].calls] == sizes:
+                group.append(column)
+                break
+        else:
+            groups.append([column])
+    return groups
+
+
+def _spread_labels(series: list[Series], top: float, bottom: float) -> list[Series]:
+    """Move end labels apart so none overlaps, keeping their order from top to bottom."""
+    order = sorted(range(len(series)), key=lambda i: series[i].label_y)
+    ys = [series[i].label_y for i in order]
+    for k in range(1, len(ys)):
+        ys[k] = max(ys[k], ys[k - 1] + LABEL_GAP)
+    overflow = ys[-1] - bottom if ys else 0
+    if overflow > 0:
+        ys[-1] -= overflow
+        for k in range(len(ys) - 2, -1, -1):
+            ys[k] = min(ys[k], ys[k + 1] - LABEL_GAP)
+    ys = [max(y, top) for y in ys]
+    placed = list(series)
+    for i, y in zip(order, ys):
+        s = series[i]
+        placed[i] = Series(s.keys, s.names, s.points, s.dash, s.marker, s.style, y)
+    return placed
+
+
+def _nice_step(raw: float) -> int:
+    magnitude = 10 ** max(0, len(str(int(raw))) - 1)
+    for factor in (1, 2, 2.5, 5, 10):
+        if raw <= factor * magnitude:
+            return max(1, int(factor * magnitude))
+    return int(10 * magnitude)
+
+
+def _nice_ceiling(value: float) -> int:
+    step = _nice_step(value / 5)
+    return int(-(-value // step) * step)
+
+
+def _marker(shape: str, x: float, y: float, r: float) -> str:
+    if shape == "circle":
+        return f"M{x - r:.1f},{y:.1f}a{r},{r} 0 1,0 {2 * r},0a{r},{r} 0 1,0 {-2 * r},0Z"
+    if shape == "square":
+        return f"M{x - r:.1f},{y - r:.1f}h{2 * r}v{2 * r}h{-2 * r}Z"
+    if shape == "triangle":
+        return f"M{x:.1f},{y - r - 1:.1f}l{r + 1},{2 * r + 1}h{-2 * r - 2}Z"
+    if shape == "diamond":
+        return f"M{x:.1f},{y - r - 1:.1f}l{r + 1},{r + 1}l{-r - 1},{r + 1}l{-r - 1},{-r - 1}Z"
+    if shape == "cross":
+        return f"M{x - r:.1f},{y - r:.1f}l{2 * r},{2 * r}M{x + r:.1f},{y - r:.1f}l{-2 * r},{2 * r}"
+    if shape == "bar":
+        return f"M{x - r - 1:.1f},{y - 1.5:.1f}h{2 * r + 2}v3h{-2 * r - 2}Z"
+    return f"M{x - r - 1:.1f},{y:.1f}h{2 * r + 2}M{x:.1f},{y - r - 1:.1f}v{2 * r + 2}"
