@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .history import Block
 from .replay import Call, Replay, replay
-from .scenarios import Fact, Scenario, _check_tool_pairs
+from .scenarios import Fact, Scenario, tool_pair_problems
 from .settings import STRATEGIES, Settings, SettingsError
 from .strategies import LEVELS, summarize_level
 from .tokens import Counter, Message, get_counter
@@ -268,7 +268,7 @@ def request_problems(request: Sequence[Message]) -> list[str]:
     between), and every call of an assistant message must get its result before the next
     message that is not a tool result.
     """
-    return [f"{where}: {what}" for where, what in _check_tool_pairs(list(request), "request")]
+    return [f"{where}: {what}" for where, what in tool_pair_problems(list(request), "request")]
 
 
 # --- The comparison --------------------------------------------------------------------------
