@@ -3,9 +3,10 @@ apart, and lines told apart without colour."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from webapp.core.chart import LABEL_GAP, request_chart
+from webapp.core.chart import LABEL_GAP, request_chart, small_well
 from webapp.core.compare import compare
 from webapp.core.library import open_scenario
 
@@ -53,3 +54,28 @@ def test_end_labels_never_overlap_and_stay_inside(call, width, height):
     assert all(b - a >= LABEL_GAP - 1e-9 for a, b in zip(ys, ys[1:]))
     assert all(chart.top <= y <= chart.bottom for y in ys)
     assert chart.left <= chart.current_x <= chart.right
+
+
+def test_small_well_stacks_the_request_floor_first_on_a_scale_shared_by_every_column():
+    for column in BIKE.columns:
+        well = small_well(BIKE, column, 5)
+        call = column.call(5)
+        assert [b.id for b in well.bricks] == ["floor", *(b.id for b in call.blocks)]
+        stacked = sum(b.height for b in well.bricks)
+        assert stacked / (well.bottom_y - well.rim_y) == pytest.approx(
+            (column.result.floor_tokens + sum(column.result.block_tokens(b) for b in call.blocks)) / 8000
+        )
+        assert all(a.y == pytest.approx(b.y + b.height) for a, b in zip(well.bricks, well.bricks[1:]))
+        assert well.rim_y < well.line_y < well.bottom_y
+        assert well.overflow == call.overflow
+
+
+def test_small_well_of_an_overflowing_request_rises_above_the_rim_inside_the_picture():
+    tight = compare(open_scenario("bike-shop"), open_scenario("bike-shop").settings.model_copy(update={"window": 5000}))
+    column = tight.column("none")
+    last = column.calls[-1]
+    assert last.overflow
+    well = small_well(tight, column, last.number)
+    assert well.overflow
+    assert well.bricks[-1].y < well.rim_y
+    assert well.bricks[-1].y >= 0

@@ -172,3 +172,60 @@ def _marker(shape: str, x: float, y: float, r: float) -> str:
     if shape == "bar":
         return f"M{x - r - 1:.1f},{y - 1.5:.1f}h{2 * r + 2}v3h{-2 * r - 2}Z"
     return f"M{x - r - 1:.1f},{y:.1f}h{2 * r + 2}M{x:.1f},{y - r - 1:.1f}v{2 * r + 2}"
+
+
+@dataclass(frozen=True)
+class Brick:
+    """One message of a small well: its kind (floor, user, assistant, tool, summary), its
+    state (original, truncated, summary) and where it is drawn."""
+
+    id: str
+    kind: str
+    state: str
+    tokens: float
+    y: float
+    height: float
+
+
+@dataclass(frozen=True)
+class SmallWell:
+    width: int
+    height: int
+    rim_y: float  # the window
+    line_y: float  # the red line
+    bottom_y: float
+    bricks: tuple[Brick, ...]
+    overflow: bool
+
+
+def small_well(comparison: Comparison, column: Column, call: int, width: int = 56, height: int = 150) -> SmallWell:
+    """The request of `column` at `call` as a stack of bricks, floor first, on a scale shared by
+    every column (the window, or the largest request when one overflows), so that wells side
+    by side compare at a glance."""
+    settings = comparison.settings
+    peak = max((c.peak_tokens for c in comparison.columns), default=0)
+    scale_top = max(settings.window, peak)
+    top, bottom = 4.0, float(height - 2)
+
+    def size(tokens: float) -> float:
+        return (bottom - top) * tokens / scale_top
+
+    result = column.result
+    at = column.call(call)
+    bricks = []
+    y = bottom
+    parts = [("floor", "floor", "floor", result.floor_tokens)]
+    parts += [(b.id, "summary" if b.state == "summary" else b.role, b.state, result.block_tokens(b)) for b in at.blocks]
+    for brick_id, kind, state, tokens in parts:
+        h = size(tokens)
+        y -= h
+        bricks.append(Brick(brick_id, kind, state, tokens, y, h))
+    return SmallWell(
+        width=width,
+        height=height,
+        rim_y=bottom - size(settings.window),
+        line_y=bottom - size(settings.limit),
+        bottom_y=bottom,
+        bricks=tuple(bricks),
+        overflow=at.overflow,
+    )

@@ -424,13 +424,20 @@ class Comparison:
         return next((column for column in self.columns if column.key == key), None)
 
 
-def compare(scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None) -> Comparison:
+def compare(
+    scenario: Scenario,
+    settings: Settings | None = None,
+    pricing: Pricing | None = None,
+    run: Callable[[Scenario, Settings], Replay] = replay,
+) -> Comparison:
+    """Replay every variant of `settings` once (through `run`, which may be a cache) and
+    gather the figures of each."""
     settings = settings or scenario.settings
     pricing = pricing or Pricing()
     counter = get_counter(settings.counter)
     columns = []
     for variant in variants(settings):
-        result = replay(scenario, variant)
+        result = run(scenario, variant)
         hits = cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model)
         invalid = {}
         for call in result.calls:
