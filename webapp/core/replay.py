@@ -77,6 +77,18 @@ class Replay:
     def block_tokens(self, block: Block) -> float:
         return get_counter(self.settings.counter).block_tokens(block.units)
 
+    def history_before(self, number: int) -> list[Block]:
+        """The history as it stood at call `number` before compaction: what the previous call
+        sent, its reply, then what entered since (those are in KEEP, so compaction kept them)."""
+        call = self.calls[number - 1]
+        if number == 1:
+            before: list[Block] = []
+        else:
+            previous = self.calls[number - 2]
+            before = list(previous.blocks) + ([previous.reply] if previous.reply else [])
+        known = {block.id for block in before}
+        return before + [block for block in call.blocks if block.id not in known]
+
     def gone(self, number: int) -> list[str]:
         """Ids of the script messages that had entered the history by call `number` and are
         no longer sent: dropped, or folded into a summary."""

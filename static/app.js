@@ -1,0 +1,19 @@
+// Keyboard shortcuts for the play page. Each key clicks a real link of the page, so what a key
+// does is exactly what the link does (an HTMX swap, or a plain navigation without htmx).
+(function () {
+  "use strict";
+  var KEYS = { ArrowLeft: "step-prev", ArrowRight: "step-next", Home: "step-first", End: "step-last", " ": "play-toggle" };
+
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    var target = event.target;
+    // Keys typed into a field, or pressed on a link or button, keep their usual meaning.
+    if (target.closest && target.closest("input, select, textarea, button, [contenteditable], summary")) return;
+    if (event.key === " " && target.closest && target.closest("a")) return;
+    var id = KEYS[event.key];
+    var link = id && document.getElementById(id);
+    if (!link) return;
+    event.preventDefault();
+    link.click();
+  });
+})();

@@ -1,0 +1,314 @@
+"""The web layer through Flask's test client: every route, full page and HTMX fragment."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from webapp.core.library import SCENARIOS_DIR
+
+HX = {"HX-Request": "true"}
+
+
+def text(response) -> str:
+    return response.get_data(as_text=True)
+
+
+# --- Home --------------------------------------------------------------------------------------
+
+
+def test_home_lists_each_scenario_with_its_lesson_and_a_link_to_play(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    page = text(response)
+    assert "The bike shop" in page
+    assert "The hammer falls on the oldest tool result" in page
+    assert 'href="/play/bike-shop"' in page
+
+
+def test_home_shows_scenarios_that_failed_to_load_with_file_field_and_problem(tmp_path):
+    from webapp import create_app
+
+    shutil.copy(SCENARIOS_DIR / "bike-shop.toml", tmp_path / "bike-shop.toml")
+    (tmp_path / "broken.toml").write_text('id = "broken"\ntitle = "Broken"\nlesson = "x"\nsystem = "s"\nchat = []\n')
+    client = create_app({"TESTING": True, "SCENARIOS_DIR": tmp_path}).test_client()
+    response = client.get("/")
+    assert response.status_code == 200
+    page = text(response)
+    assert "The bike shop" in page
+    assert "broken.toml" in page
+    assert "<code>chat</code>" in page
+
+
+# --- The play page -----------------------------------------------------------------------------
+
+
+def test_play_full_page_draws_the_well_the_bill_the_log_and_the_chat(client):
+    response = client.get("/play/bike-shop?call=4")
+    assert response.status_code == 200
+    page = text(response)
+    assert page.startswith("<!doctype html>")
+    assert 'id="well-panel"' in page and "<svg" in page
+    assert "6,197 of 8,000 tokens" in page
+    assert "13,456" in page  # SENT after four calls
+    assert 'id="events"' in page and "model_call" in page
+    assert "Hi! My order #4471 came with a bent front wheel" in page
+    assert "The catalog search adds a second heavy block" in page  # the narration of call 4
+    assert "HX-Request" in response.headers["Vary"]
+
+
+def test_play_defaults_to_the_first_call(client):
+    page = text(client.get("/play/bike-shop"))
+    assert "Call 1 of 6" in page
+
+
+def test_htmx_request_gets_fragments_with_out_of_band_bill_and_log(client):
+    response = client.get("/play/bike-shop?call=5", headers=HX)
+    assert response.status_code == 200
+    page = text(response)
+    assert "<html" not in page and "<body" not in page
+    assert page.count('id="well-panel"') == 1
+    assert re.search(r'id="bill"[^>]*hx-swap-oob="true"', page)
+    assert re.search(r'id="events"[^>]*hx-swap-oob="true"', page)
+    assert re.search(r'id="call-summary"[^>]*hx-swap-oob="innerHTML"', page)
+    assert "<title>Call 5 of 6" in page
+    assert "HX-Request" in response.headers["Vary"]
+
+
+def test_settings_form_is_not_swapped_back_into_itself(client):
+    from_form = text(client.get("/play/bike-shop?call=2&window=9000", headers={**HX, "HX-Trigger": "controls"}))
+    from_link = text(client.get("/play/bike-shop?call=2&window=9000", headers={**HX, "HX-Trigger": "step-next"}))
+    assert 'id="controls"' not in from_form
+    assert re.search(r'id="controls"[^>]*hx-swap-oob="true"', from_link)
+
+
+def test_hammer_call_shows_the_compact_event_before_and_after(client):
+    page = text(client.get("/play/bike-shop?call=5"))
+    assert "compacting" in page and 'class="hammer"' in page
+    assert "<code>compact</code> <span>6,443 → 3,087 tokens</span>" in page
+    assert "Compaction shrank the request from 6,443 to 3,087 tokens." in page
+    # the shrunk tool result is labelled with its note, old and new size
+    assert "✂ tool result: get_order" in page and "72 ← 3,428" in page
+    # calls without compaction have no hammer
+    assert 'class="hammer"' not in text(client.get("/play/bike-shop?call=6"))
+
+
+def test_compact_falls_after_the_request_enters_and_before_turn_start(client):
+    data = client.get("/play/bike-shop.json?call=5").get_json()
+    kinds = [event["kind"] for event in data["current"]["events"]]
+    assert kinds.index("user_message") < kinds.index("compact") < kinds.index("turn_start")
+
+
+def test_each_block_has_an_accessible_name_with_role_tokens_and_state(client):
+    page = text(client.get("/play/bike-shop?call=5"))
+    names = re.findall(r'<a class="block [^"]*"[^>]*aria-label="([^"]*)"', page)
+    assert len(names) == 10  # the floor and nine messages
+    assert any("tool result: get_order, 72 tokens, truncated to a note (was 3,428 tokens), outside KEEP" in n for n in names)
+    assert any(n.startswith("user, 45 tokens, kept as sent, in KEEP") for n in names)
+
+
+def test_table_view_has_the_same_blocks(client):
+    page = text(client.get("/play/bike-shop?call=5"))
+    table = page[page.index("<table>"): page.index("</table>")]
+    assert table.count("<tr") == 11  # header + floor + nine blocks
+    assert "truncated, was 3,428" in table
+
+
+def test_strategies_change_the_picture(client):
+    drop = text(client.get("/play/bike-shop?call=5&strategy=drop"))
+    assert "3 dropped" in drop and 'class="trace"' in drop
+    summary = text(client.get("/play/bike-shop?call=5&strategy=summarize"))
+    assert "summary of 3 messages" in summary and "kind-summary" in summary
+
+
+def test_overflow_says_gulp_with_the_numbers(client):
+    page = text(client.get("/play/bike-shop?call=6&strategy=none&window=5000"))
+    assert "Gulp! 6,583 > 5,000" in page
+    assert "cannot fit" in page  # the replay's warning
+
+
+def test_bill_uses_the_price_per_million(client):
+    page = text(client.get("/play/bike-shop?call=6&price=10"))
+    assert "19,770" in page and "$0.1977" in page
+    assert "Cost at $10 / M" in page
+
+
+def test_selecting_a_block_shows_its_content_and_each_counter(client):
+    page = text(client.get("/play/bike-shop?call=5&block=m3"))
+    detail = page[page.index('id="detail"'):page.index('id="bill"')]
+    assert "[Truncated to save context" in detail
+    for counter in ("chars / 4", "cl100k_base", "o200k_base"):
+        assert counter in detail
+    floor = text(client.get("/play/bike-shop?call=1&block=floor"))
+    assert "You are the support assistant of a bike shop." in floor
+    future = text(client.get("/play/bike-shop?call=1&block=m9"))
+    assert "has not entered the history yet" in future
+
+
+def test_every_link_and_form_keeps_the_whole_state(client):
+    page = text(client.get("/play/bike-shop?call=3&strategy=drop&window=9000&threshold=0.7&keep=1&price=2.5&lang=en"))
+    links = [link.replace("&amp;", "&") for link in re.findall(r'href="(/play/bike-shop[^"]*)"', page)]
+    assert len(links) > 20
+    for link in links:
+        query = parse_qs(urlsplit(link).query)
+        assert query["strategy"] == ["drop"] and query["window"] == ["9000"], link
+        assert query["threshold"] == ["0.7"] and query["keep"] == ["1"] and query["price"] == ["2.5"], link
+        assert query["lang"] == ["en"], link
+
+
+def test_keep_facts_checkbox_sends_off_then_on(client):
+    page = text(client.get("/play/bike-shop?keep_facts=0&keep_facts=1"))
+    assert re.search(r'id="f-keep-facts"[^>]*checked', page)
+    page = text(client.get("/play/bike-shop?keep_facts=0"))
+    assert not re.search(r'id="f-keep-facts"[^>]*checked', page)
+
+
+def test_autoplay_fragment_triggers_the_next_call_while_playing(client):
+    page = text(client.get("/play/bike-shop?call=2&play=1&speed=2", headers=HX))
+    match = re.search(r'id="autoplay"[^>]*hx-get="([^"]*)"[^>]*hx-trigger="load delay:1100ms"', page)
+    assert match and "call=3" in match.group(1) and "play=1" in match.group(1)
+    assert "Pause" in page
+    last = text(client.get("/play/bike-shop?call=6&play=1"))
+    assert 'id="autoplay"' not in last
+
+
+def test_json_twin(client):
+    response = client.get("/play/bike-shop.json?call=5&strategy=truncate")
+    assert response.status_code == 200 and response.mimetype == "application/json"
+    data = response.get_json()
+    assert data["scenario"] == "bike-shop" and data["call"] == 5 and data["calls"] == 6
+    assert data["settings"]["strategy"] == "truncate"
+    assert data["current"]["compaction"]["tokens_before"] == 6443
+    assert data["current"]["compaction"]["truncated"] == ["m3"]
+    assert data["cost"] == pytest.approx(16543 * 3 / 1e6)
+
+
+# --- Security ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["/", "/play/bike-shop?call=5", "/play/bike-shop.json", "/play/nope", "/play/bike-shop?call=0"])
+def test_security_headers_on_every_response(client, url):
+    headers = client.get(url).headers
+    csp = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "style-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] == "same-origin"
+    assert "HX-Request" in headers["Vary"]
+
+
+@pytest.mark.parametrize("url", ["/", "/play/bike-shop?call=5&block=m3", "/play/bike-shop?call=6&strategy=summarize", "/play/nope"])
+def test_pages_have_no_inline_script_style_or_handlers(client, url):
+    page = text(client.get(url))
+    assert not re.search(r"<script(?![^>]*\bsrc=)", page)
+    assert not re.search(r"<style", page)
+    assert not re.search(r"\sstyle=", page)
+    assert not re.search(r"\son[a-z]+=", page)
+
+
+def test_transcript_text_is_escaped(tmp_path):
+    from webapp import create_app
+
+    messages = [{"role": "user", "content": "<script>alert(1)</script> & <b>bold</b>"}, {"role": "assistant", "content": "ok"}]
+    (tmp_path / "xss.json").write_text(json.dumps(messages))
+    client = create_app({"TESTING": True, "SCENARIOS_DIR": tmp_path}).test_client()
+    page = text(client.get("/play/xss?block=m1"))
+    assert "<script>alert(1)" not in page and "<b>bold" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+# --- Bad input ---------------------------------------------------------------------------------
+
+BAD = [
+    ("/play/bike-shop?call=-3", 400, "call: got &#39;-3&#39;, expected a whole number from 1 to 6"),
+    ("/play/bike-shop?call=999", 400, "call: got &#39;999&#39;, expected a whole number from 1 to 6"),
+    ("/play/bike-shop?call=two", 400, "call: got &#39;two&#39;"),
+    ("/play/bike-shop?window=abc", 400, "window: got &#39;abc&#39;, expected a whole number from 100 to 10000000"),
+    ("/play/bike-shop?threshold=7", 400, "threshold: got &#39;7&#39;, expected a number above 0 to 1"),
+    ("/play/bike-shop?strategy=magic", 400, "strategy: got &#39;magic&#39;, expected one of none, truncate, drop"),
+    ("/play/bike-shop?counter=words", 400, "counter: got &#39;words&#39;, expected one of estimate, cl100k_base, o200k_base"),
+    ("/play/bike-shop?price=-1", 400, "price: got &#39;-1&#39;, expected a number from 0 to 1000"),
+    ("/play/bike-shop?price=nan", 400, "price: got &#39;nan&#39;"),
+    ("/play/bike-shop?block=../etc", 400, "block: got &#39;../etc&#39;"),
+    ("/play/bike-shop?block=m99", 400, "this scenario has no such block"),
+    ("/play/bike-shop?speed=9", 400, "speed: got &#39;9&#39;"),
+    ("/play/bike-shop?lang=xx", 400, "lang: got &#39;xx&#39;"),
+    ("/play/bike-shop?play=maybe", 400, "play: got &#39;maybe&#39;"),
+    ("/play/nope", 404, "No scenario is named &#39;nope&#39;. Scenarios: bike-shop."),
+    ("/play/Bike_Shop", 404, "lowercase letters, digits and dashes"),
+    ("/play/..%2F..%2Fetc%2Fpasswd", 404, "There is no page at this address."),
+    ("/play/..", 404, "No scenario is named &#39;..&#39;"),
+    ("/play/nope.json", 404, "No scenario is named &#39;nope&#39;"),
+    ("/play/bike-shop.json?call=0", 400, "call: got &#39;0&#39;"),
+    ("/nowhere", 404, "There is no page at this address."),
+]
+
+
+@pytest.mark.parametrize("url,status,message", BAD)
+def test_bad_urls_get_a_clear_4xx_page(client, url, status, message):
+    response = client.get(url)
+    assert response.status_code == status
+    page = text(response)
+    assert message in page
+    assert "Traceback" not in page
+
+
+@pytest.mark.parametrize("url,status,message", [b for b in BAD if b[0].startswith("/play/") and ".json" not in b[0]])
+def test_bad_urls_get_a_clear_4xx_fragment_for_htmx(client, url, status, message):
+    response = client.get(url, headers=HX)
+    assert response.status_code == status
+    page = text(response)
+    assert "<html" not in page and message in page
+    assert response.headers["HX-Retarget"] == "#well-panel"
+    assert response.headers["HX-Push-Url"] == "false"
+
+
+def test_all_problems_are_listed_at_once(client):
+    page = text(client.get("/play/bike-shop?window=abc&threshold=7&call=0"))
+    assert "window: got" in page and "threshold: got" in page and "call: got" in page
+
+
+def test_413_and_500_pages_say_what_happened(app):
+    from flask import abort
+
+    @app.route("/too-big")
+    def too_big():
+        abort(413)
+
+    @app.route("/broken")
+    def broken():
+        raise RuntimeError("secret internals")
+
+    client = app.test_client()
+    response = client.get("/too-big")
+    assert response.status_code == 413 and "too large" in text(response)
+    response = client.get("/broken")
+    assert response.status_code == 500
+    assert "Something went wrong on our side" in text(response) and "secret internals" not in text(response)
+
+
+# --- Replays are cached, boundedly -------------------------------------------------------------
+
+
+def test_replay_cache_is_bounded_and_reused():
+    from webapp import create_app
+
+    app = create_app({"TESTING": True, "REPLAY_CACHE_SIZE": 2})
+    client = app.test_client()
+    cache = app.extensions["replay_cache"]
+    client.get("/play/bike-shop?window=8000")
+    client.get("/play/bike-shop?window=8000&call=3")
+    assert len(cache) == 1
+    client.get("/play/bike-shop?window=9000")
+    client.get("/play/bike-shop?window=10000")
+    assert len(cache) == 2
+
+
+def test_gunicorn_entry_point_builds_the_app():
+    import webapp
+
+    app = webapp.create_app()
+    assert app.test_client().get("/").status_code == 200

@@ -1,0 +1,124 @@
+"""The web layer: a Flask app over the domain core.
+
+The app keeps no state between requests but two read-mostly things in `app.extensions`: the
+scenario library (loaded once, at creation) and a bounded cache of replays.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask, render_template, request
+from flask_babel import Babel, format_number
+from flask_babel import gettext as _
+from jinja2 import StrictUndefined
+from markupsafe import Markup
+from werkzeug.exceptions import HTTPException
+
+from ..core.library import SCENARIOS_DIR
+from ..core.scenarios import LANGUAGES, load_library
+from .replays import ReplayCache
+from .viewstate import StateError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def select_locale() -> str:
+    """The `lang` URL parameter, else the browser's preference, else English."""
+    wanted = request.args.get("lang")
+    if wanted in LANGUAGES:
+        return wanted
+    return request.accept_languages.best_match(LANGUAGES) or "en"
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    app = Flask(
+        __name__,
+        template_folder=str(ROOT / "templates"),
+        static_folder=str(ROOT / "static"),
+        instance_relative_config=True,
+    )
+    app.config.from_mapping(
+        SCENARIOS_DIR=SCENARIOS_DIR,
+        REPLAY_CACHE_SIZE=64,
+        MAX_CONTENT_LENGTH=2 * 1024 * 1024,
+        BABEL_DEFAULT_LOCALE="en",
+        BABEL_TRANSLATION_DIRECTORIES=str(ROOT / "translations"),
+    )
+    if test_config:
+        app.config.from_mapping(test_config)
+
+    Babel(app, locale_selector=select_locale)
+    app.extensions["scenario_library"] = load_library(Path(app.config["SCENARIOS_DIR"]))
+    app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"])
+
+    from .views import web
+
+    app.register_blueprint(web)
+    app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens)
+    app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
+
+    @app.after_request
+    def add_headers(response):
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        response.vary.add("HX-Request")
+        return response
+
+    @app.errorhandler(StateError)
+    def bad_state(error: StateError):
+        return error_page(error.status, error.problems)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        messages = {
+            404: _("There is no page at this address."),
+            405: _("This address does not accept that method."),
+            413: _("What you sent is too large."),
+        }
+        return error_page(error.code or 500, [messages.get(error.code, error.description or error.name)])
+
+    @app.errorhandler(Exception)
+    def unexpected(error: Exception):
+        if isinstance(error, HTTPException):
+            return http_error(error)
+        app.logger.exception("unexpected error")
+        return error_page(500, [_("Something went wrong on our side. The error is logged.")])
+
+    return app
+
+
+def go(url: str) -> Markup:
+    """A link that works without JavaScript and that HTMX turns into a partial swap."""
+    return Markup('href="{0}" hx-get="{0}"').format(url)
+
+
+def oob_attr(oob: bool, how: str = "true") -> Markup:
+    """Marks a block for an out-of-band swap when it is sent as a fragment."""
+    return Markup(' hx-swap-oob="{0}"').format(how) if oob else Markup("")
+
+
+def tokens(value: float) -> str:
+    """A token count as people read it: whole, with the locale's grouping."""
+    return format_number(round(value))
+
+
+def error_page(status: int, problems: list[str]):
+    """The error page, or its fragment for an HTMX request (swapped into the well's panel)."""
+    titles = {400: _("Bad request"), 404: _("Not found"), 413: _("Too large"), 500: _("Server error")}
+    context = {"status": status, "title": titles.get(status, str(status)), "problems": problems}
+    if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
+        from jinja2_fragments.flask import render_block
+
+        body = render_block("error.html", "problem", **context)
+        return body, status, {"HX-Retarget": "#well-panel", "HX-Reswap": "innerHTML", "HX-Push-Url": "false"}
+    return render_template("error.html", **context), status

@@ -1,0 +1,263 @@
+"""Routes: the home page, the play page (full page or HTMX fragments) and its JSON twin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Blueprint, current_app, jsonify, render_template, request
+from flask_babel import format_decimal, format_number, get_locale
+from flask_babel import gettext as _
+from jinja2_fragments.flask import render_blocks
+
+from ..core.replay import Call, Event, Replay
+from ..core.serialize import call_json
+from ..core.settings import COUNTER_NAMES, STRATEGIES
+from ..core.tokens import COUNTERS, content_text
+from .viewstate import SPEEDS, StateError, ViewState, read_view
+from .well import block_label, draw, last_seen, tool_names
+
+web = Blueprint("web", __name__)
+
+# Blocks of play.html an HTMX step swaps: the well's panel is the target, the rest go out of band.
+FRAGMENT_BLOCKS = ["title_tag", "well_panel", "narration", "summary", "stepper", "detail", "bill", "events", "chat", "warnings"]
+
+
+def replay_for(view: ViewState) -> Replay:
+    return current_app.extensions["replay_cache"].get(view.scenario, view.settings)
+
+
+@web.route("/")
+def home():
+    library = current_app.extensions["scenario_library"]
+    return render_template("home.html", library=library, lang=str(get_locale()))
+
+
+@web.route("/play/<scenario_id>")
+def play(scenario_id: str):
+    view = read_view(scenario_id, request.args)
+    result = replay_for(view)
+    context = play_context(view, result)
+    if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
+        blocks = list(FRAGMENT_BLOCKS)
+        # The settings form sent this request itself: it already shows the state, and
+        # swapping it would throw away what the user is typing in its next field.
+        if request.headers.get("HX-Trigger") != "controls":
+            blocks.append("controls")
+        return render_blocks("play.html", blocks, oob=True, **context)
+    return render_template("play.html", oob=False, **context)
+
+
+@web.route("/play/<scenario_id>.json")
+def play_json(scenario_id: str):
+    view = read_view(scenario_id, request.args)
+    result = replay_for(view)
+    call = result.calls[view.call - 1]
+    return jsonify(
+        {
+            "scenario": view.scenario.id,
+            "title": view.scenario.text("title", view.lang or "en"),
+            "settings": view.settings.model_dump(),
+            "call": view.call,
+            "calls": len(result.calls),
+            "price_per_million": view.price,
+            "cost": round(call.sent_total * view.price / 1_000_000, 6),
+            "floor_tokens": round(result.floor_tokens, 2),
+            "warnings": result.warnings,
+            "current": call_json(result, call),
+        }
+    )
+
+
+def play_context(view: ViewState, result: Replay) -> dict:
+    call = result.calls[view.call - 1]
+    lang = str(get_locale())
+    selected = None
+    if view.block:
+        selected = block_detail(result, view.call, view.block)
+    return {
+        "view": view,
+        "result": result,
+        "call": call,
+        "lang": lang,
+        "scenario": view.scenario,
+        "title": view.scenario.text("title", lang),
+        "page_title": _("Call %(call)s of %(calls)s", call=view.call, calls=len(result.calls))
+        + " · " + view.scenario.text("title", lang) + " · " + _("Compaction Playground"),
+        "well": draw(result, view.call, view.block),
+        "bill": bill(view, result, call),
+        "log": event_log(result, view.call),
+        "chat": chat(result, view.call),
+        "narration": narration(view.scenario.narration.get(view.call, {}), lang),
+        "sentence": call_sentence(result, call),
+        "requests": request_starts(result),
+        "selected": selected,
+        "strategies": STRATEGIES,
+        "counters": {name: COUNTERS[name].label for name in COUNTER_NAMES},
+        "speeds": list(SPEEDS),
+    }
+
+
+def narration(texts: dict[str, str], lang: str) -> str:
+    return texts.get(lang) or texts.get("en") or ""
+
+
+@dataclass
+class Bill:
+    sent_total: int
+    this_call: int  # what SENT grew by on this call (the request, plus any summarizer input)
+    tokens: int
+    growth: int | None  # this request minus the previous one
+    cost: float
+    price: float
+    bars: list[tuple[int, int, bool]]  # (call, what SENT grew by, current?) for every call
+    bar_max: int
+    summarizer_output: int
+
+
+def bill(view: ViewState, result: Replay, call: Call) -> Bill:
+    previous = result.calls[call.number - 2] if call.number > 1 else None
+    increments = []
+    total = 0
+    for each in result.calls:
+        increments.append((each.number, each.sent_total - total, each.number == call.number))
+        total = each.sent_total
+    return Bill(
+        sent_total=call.sent_total,
+        this_call=call.sent_total - (previous.sent_total if previous else 0),
+        tokens=call.tokens,
+        growth=call.tokens - previous.tokens if previous else None,
+        cost=call.sent_total * view.price / 1_000_000,
+        price=view.price,
+        bars=increments,
+        bar_max=max((amount for _, amount, _ in increments), default=1) or 1,
+        summarizer_output=call.summarizer_output_total,
+    )
+
+
+def event_text(event: Event) -> str:
+    d = event.detail
+    n = format_number
+    texts = {
+        "user_message": lambda: _("request %(request)s enters the history", request=d.get("request")),
+        "compact": lambda: _("%(before)s → %(after)s tokens", before=n(d["before"]), after=n(d["after"])),
+        "turn_start": lambda: _("request %(request)s, turn %(turn)s", request=d.get("request"), turn=d.get("turn")),
+        "model_call": lambda: _("%(tokens)s tokens in %(messages)s messages", tokens=n(d["tokens"]), messages=d["messages"]),
+        "tool_call": lambda: d.get("name", ""),
+        "tool_result": lambda: _("result of %(id)s", id=d.get("tool_call_id", "")),
+        "turn_end": lambda: _("turn %(turn)s done", turn=d.get("turn")),
+        "overflow": lambda: _("%(tokens)s tokens do not fit the %(window)s-token window", tokens=n(d["tokens"]), window=n(d["window"])),
+    }
+    return texts.get(event.kind, lambda: "")()
+
+
+def event_log(result: Replay, number: int) -> list[dict]:
+    """The events of calls 1..number, one group per call."""
+    return [
+        {
+            "call": call.number,
+            "current": call.number == number,
+            "events": [{"kind": e.kind, "text": event_text(e)} for e in call.events],
+        }
+        for call in result.calls[:number]
+    ]
+
+
+def chat(result: Replay, number: int) -> list[dict]:
+    """What the chat's user sees up to this call: requests and replies with text."""
+    out = []
+    replies = 0
+    for item in result.scenario.script:
+        role = item.role
+        if role == "assistant":
+            replies += 1
+            if replies > number:
+                break
+        if role not in {"user", "assistant"}:
+            continue
+        text = content_text(item.message.get("content"))
+        if not text.strip():
+            continue
+        out.append({"role": role, "text": text, "current": role == "assistant" and replies == number, "call": replies})
+    return out
+
+
+def request_starts(result: Replay) -> list[tuple[int, int]]:
+    """(request number, its first call) for the jump links."""
+    starts: dict[int, int] = {}
+    for call in result.calls:
+        starts.setdefault(call.request_number, call.number)
+    return sorted(starts.items())
+
+
+def call_sentence(result: Replay, call: Call) -> str:
+    """One sentence that says what this call did, for the live region."""
+    share = format_decimal(call.tokens / result.settings.window * 100, format="#,##0")
+    base = _(
+        "Call %(call)s of %(calls)s, request %(request)s: %(tokens)s tokens sent, %(share)s%% of the window.",
+        call=call.number,
+        calls=len(result.calls),
+        request=call.request_number,
+        tokens=format_number(call.tokens),
+        share=share,
+    )
+    compaction = call.compaction
+    if compaction is not None:
+        if compaction.changed:
+            base += " " + _(
+                "Compaction shrank the request from %(before)s to %(after)s tokens.",
+                before=format_number(compaction.tokens_before),
+                after=format_number(compaction.tokens_after),
+            )
+        else:
+            base += " " + _("The request is over the line but there was nothing outside KEEP to compact.")
+    if call.overflow:
+        base += " " + _("Gulp: the request does not fit the window.")
+    return base
+
+
+def block_detail(result: Replay, number: int, block_id: str) -> dict:
+    """Everything about one block: its whole content and its tokens under each counter."""
+    call = result.calls[number - 1]
+    if block_id == "floor":
+        content = result.scenario.system
+        tools = result.scenario.tools
+        return {
+            "id": "floor",
+            "label": _("floor: system prompt + tools"),
+            "present": True,
+            "content": content,
+            "tools": [t.get("function", t).get("name", "") for t in tools],
+            "tool_calls": [],
+            "counts": [
+                (name, counter.label, round(counter.block_tokens(counter.measure_floor(content, tools))))
+                for name, counter in COUNTERS.items()
+            ],
+            "note": _("The estimate counter, like the seed, counts the system prompt only, not the tool definitions."),
+        }
+    current = {b.id: b for b in call.blocks}
+    block = current.get(block_id) or last_seen(result, number).get(block_id)
+    if block is None:
+        known = any(item.id == block_id for item in result.scenario.script) or block_id.startswith("s")
+        if not known:
+            raise StateError(400, [_("block: got %(got)r, this scenario has no such block", got=block_id)])
+        return {"id": block_id, "label": block_id, "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call.")}
+    kind, label = block_label(block, tool_names(result))
+    calls = [
+        f"{(c.get('function') or {}).get('name', '')}({(c.get('function') or {}).get('arguments', '')})"
+        for c in block.message.get("tool_calls") or []
+    ]
+    note = ""
+    if block_id not in current:
+        note = _("Not sent at this call: compaction removed it. This is its last version.")
+    return {
+        "id": block.id,
+        "kind": kind,
+        "label": label,
+        "state": block.state,
+        "present": block_id in current,
+        "content": block.text,
+        "tool_calls": calls,
+        "tools": [],
+        "counts": [(name, counter.label, round(counter.block_tokens(counter.measure(block.message)))) for name, counter in COUNTERS.items()],
+        "note": note,
+    }
