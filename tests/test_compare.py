@@ -391,3 +391,28 @@ def test_cli_table_shows_every_column_and_the_verdict(capsys):
 def test_cli_refuses_a_call_out_of_range(capsys):
     assert main(["compare", "bike-shop", "--call", "99"]) == 2
     assert "call: got 99, expected a whole number from 1 to 6" in capsys.readouterr().err
+
+
+# --- Properties on generated chats -----------------------------------------------------------
+
+from tests.generators import scenarios as generated_scenarios, settings as generated_settings  # noqa: E402
+
+BUILT_IN = ("none", "truncate", "drop", "truncate-drop", "summarize")
+
+
+@given(scenario=generated_scenarios(), settings=generated_settings(), cache=st.sampled_from(sorted(CACHE_MODELS)))
+@hypothesis_settings(max_examples=40, deadline=None)
+def test_on_any_chat_every_column_agrees_with_the_engine_and_the_cache_stays_within_the_request(scenario, settings, cache):
+    comparison = compare(scenario, settings, Pricing(cache=cache))
+    for column in comparison.columns:
+        engine = replay(scenario, column.settings)
+        assert [c.tokens for c in column.calls] == [c.tokens for c in engine.calls]
+        assert column.sent_total == (engine.calls[-1].sent_total if engine.calls else 0)
+        for call, hit in zip(column.calls, column.hits):
+            assert 0 <= hit.cached and hit.cached + hit.written <= call.tokens
+        assert column.bill.uncached >= 0
+        # The built-in strategies never separate a tool call from its results.
+        if column.strategy in BUILT_IN:
+            assert column.valid_requests, column.invalid
+    if comparison.verdict.winner is not None:
+        assert comparison.column(comparison.verdict.winner).sound
