@@ -75,7 +75,7 @@ class Chart:
     top_tokens: int
 
 
-def request_chart(comparison: Comparison, call: int, width: int = 760, height: int = 340, label_width: int = 170) -> Chart:
+def request_chart(comparison: Comparison, call: int, width: int = 780, height: int = 340, label_width: int = 200) -> Chart:
     settings = comparison.settings
     left, top, bottom = 64.0, 16.0, height - 36.0
     right = width - label_width

@@ -61,9 +61,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.extensions["scenario_library"] = load_library(Path(app.config["SCENARIOS_DIR"]))
     app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"])
 
+    from .compare import blueprint as compare_panel
     from .views import web
 
     app.register_blueprint(web)
+    app.register_blueprint(compare_panel)
     app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens)
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
 

@@ -1,0 +1,167 @@
+"""The comparison panel in the browser's terms: its figures, downloads and links equal the
+engine's, bad URLs get a clear 4xx, and a column click lands on that strategy's play view."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from webapp.core.compare import Pricing, compare
+from webapp.core.library import open_scenario
+from webapp.core.replay import replay
+
+SCENARIO = open_scenario("bike-shop")
+SETTINGS = "window=8000&threshold=0.8&keep=2&counter=estimate&strategy=truncate-drop"
+
+
+def columns_of(html: str) -> dict[str, str]:
+    """The HTML of each strategy's column, by column key."""
+    out = {}
+    for chunk in html.split('<li class="column')[1:]:
+        key = re.search(r'data-strategy="([^"]+)"', chunk).group(1)
+        out[key] = chunk
+    return out
+
+
+@pytest.mark.parametrize("call", [1, 5, 6])
+def test_every_column_shows_the_engines_figures_at_the_call(client, call):
+    response = client.get(f"/compare/bike-shop?call={call}&{SETTINGS}&price=2.5")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    columns = columns_of(html)
+    comparison = compare(SCENARIO, SCENARIO.settings, Pricing(price=2.5))
+    assert list(columns) == [column.key for column in comparison.columns]
+    for column in comparison.columns:
+        engine = replay(SCENARIO, column.settings)
+        at = engine.calls[call - 1]
+        chunk = columns[column.key]
+        shown = re.findall(r'class="num[^"]*">([\d,]+)', chunk)
+        assert f"{at.tokens:,}" in shown  # this request
+        assert f"{at.sent_total:,}" in shown  # SENT at this call
+        assert f"{engine.calls[-1].sent_total:,}" in shown  # SENT at the end
+        assert f"${column.bill.cost:.4f}" in chunk
+
+
+def test_json_twin_equals_the_engine_for_every_strategy(client):
+    data = client.get(f"/compare/bike-shop.json?call=5&{SETTINGS}&price=2.5&cache=anthropic").get_json()
+    assert data["call"] == 5 and data["pricing"]["cache"] == "anthropic" and data["pricing"]["price"] == 2.5
+    comparison = compare(SCENARIO, SCENARIO.settings, Pricing(cache="anthropic", price=2.5))
+    assert [row["key"] for row in data["strategies"]] == [column.key for column in comparison.columns]
+    for row, column in zip(data["strategies"], comparison.columns):
+        engine = replay(SCENARIO, column.settings)
+        assert row["strategy"] == column.settings.strategy and row["keep_facts"] == column.settings.keep_facts
+        assert row["tokens_at_call"] == engine.calls[4].tokens
+        assert row["sent_total"] == engine.calls[-1].sent_total
+        assert [c["tokens"] for c in row["calls"]] == [c.tokens for c in engine.calls]
+        assert row["overflows"] == sum(c.overflow for c in engine.calls)
+        assert row["cached_total"] == column.cached_total
+    assert data["verdict"]["winner"] == comparison.verdict.winner
+
+
+def test_csv_download_has_one_row_per_strategy_with_the_engines_numbers(client):
+    response = client.get(f"/compare/bike-shop.csv?call=6&{SETTINGS}")
+    assert response.status_code == 200
+    assert response.mimetype == "text/csv"
+    assert "attachment" in response.headers["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    comparison = compare(SCENARIO, SCENARIO.settings, Pricing(price=3))
+    assert len(rows) == len(comparison.columns)
+    for row, column in zip(rows, comparison.columns):
+        engine = replay(SCENARIO, column.settings)
+        assert row["strategy"] == column.settings.strategy
+        assert int(row["sent_total"]) == engine.calls[-1].sent_total
+        assert int(row["tokens_at_call"]) == engine.calls[5].tokens
+        assert int(row["compactions"]) == column.compactions
+        assert row["valid_requests"] == "True"
+
+
+@pytest.mark.parametrize("strategy,keep_facts", [("none", 0), ("drop", 0), ("summarize", 1)])
+def test_request_download_is_exactly_what_the_loop_sends(client, strategy, keep_facts):
+    response = client.get(f"/play/bike-shop/request.json?call=5&strategy={strategy}&keep_facts={keep_facts}")
+    assert response.status_code == 200
+    assert "attachment" in response.headers["Content-Disposition"]
+    body = response.get_json()
+    settings = SCENARIO.settings.model_copy(update={"strategy": strategy, "keep_facts": bool(keep_facts)})
+    call = replay(SCENARIO, settings).calls[4]
+    assert body["messages"] == call.request(SCENARIO.system)
+    assert body["tools"] == SCENARIO.tools
+
+
+def test_each_column_links_to_its_play_view_at_the_same_call_and_settings(client):
+    html = client.get("/compare/bike-shop?call=4&window=9000&keep=1").get_data(as_text=True)
+    for key, chunk in columns_of(html).items():
+        href = re.search(r'class="column__link" href="([^"]+)"', chunk).group(1).replace("&amp;", "&")
+        url = urlparse(href)
+        query = {name: values[-1] for name, values in parse_qs(url.query).items()}
+        assert url.path == "/play/bike-shop"
+        assert query["call"] == "4" and query["window"] == "9000" and query["keep"] == "1"
+        assert query["strategy"] == key.removesuffix("+facts")
+        assert query["keep_facts"] == ("1" if key.endswith("+facts") else "0")
+        assert client.get(href).status_code == 200
+
+
+def test_htmx_gets_the_panel_fragment_and_a_plain_get_the_full_page(client):
+    full = client.get("/compare/bike-shop?call=2")
+    fragment = client.get("/compare/bike-shop?call=2", headers={"HX-Request": "true"})
+    assert "<html" in full.get_data(as_text=True)
+    body = fragment.get_data(as_text=True)
+    assert "<html" not in body and body.lstrip().startswith('<div id="compare-panel"')
+    assert "HX-Request" in fragment.headers["Vary"]
+
+
+def test_the_page_obeys_the_content_security_policy(client):
+    html = client.get("/compare/bike-shop?call=5").get_data(as_text=True)
+    assert not re.search(r"\sstyle=", html)
+    assert not re.search(r"\son[a-z]+=", html)
+    assert not re.search(r"<script(?![^>]*\ssrc=)", html)
+
+
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("cache=gemini", "cache: got 'gemini', expected one of openai, anthropic"),
+        ("cached_share=2", "cached_share: got &#39;2&#39;, expected a number from 0 to 1"),
+        ("call=99", "call"),
+    ],
+)
+def test_bad_parameters_get_a_400_naming_the_problem(client, query, expected):
+    response = client.get(f"/compare/bike-shop?{query}")
+    assert response.status_code == 400
+    body = response.get_data(as_text=True)
+    assert expected.replace("'", "&#39;") in body or expected in body
+
+
+def test_an_unknown_scenario_is_a_404_everywhere(client):
+    for url in ("/compare/nope", "/compare/nope.json", "/compare/nope.csv", "/play/nope/request.json"):
+        assert client.get(url).status_code == 404
+
+
+def test_the_play_page_links_to_the_panel_at_the_same_call_and_settings(client):
+    html = client.get("/play/bike-shop?call=3&strategy=drop&window=9000").get_data(as_text=True)
+    href = re.search(r'href="(/compare/bike-shop\?[^"]+)"', html).group(1).replace("&amp;", "&")
+    query = parse_qs(urlparse(href).query)
+    assert query["call"] == ["3"] and query["strategy"] == ["drop"] and query["window"] == ["9000"]
+    assert client.get(href).status_code == 200
+
+
+def test_a_column_click_opens_that_strategys_play_view_at_the_same_call(live_server, page):
+    page.goto(f"{live_server}/compare/bike-shop?call=5")
+    column = page.get_by_role("link", name=re.compile(r"^drop\b"))
+    column.click()
+    page.wait_for_url(re.compile(r"/play/bike-shop\?"))
+    query = parse_qs(urlparse(page.url).query)
+    assert query["strategy"] == ["drop"] and query["call"] == ["5"]
+    assert page.locator("#f-strategy").input_value() == "drop"
+    assert "Call 5" in page.locator(".where").inner_text()
+
+
+def test_stepping_in_the_panel_swaps_it_in_place_and_keeps_the_url(live_server, page):
+    page.goto(f"{live_server}/compare/bike-shop?call=5")
+    page.locator("#compare-next").click()
+    page.wait_for_url(re.compile(r"call=6"))
+    assert "Call 6" in page.locator(".compare-panel .where").inner_text()
+    assert page.title().startswith("Compare strategies")
