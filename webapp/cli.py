@@ -15,7 +15,7 @@ from .core.scenarios import ScenarioError
 from .core.serialize import replay_json
 from .core.settings import SettingsError, parse_settings
 
-SETTING_FLAGS = ("strategy", "window", "threshold", "keep", "counter", "preview")
+SETTING_FLAGS = ("strategy", "window", "model_window", "threshold", "keep", "counter", "preview")
 PRICING_FLAGS = ("cache", "price", "cached_share", "output_price")
 
 
@@ -32,13 +32,13 @@ def _parser() -> argparse.ArgumentParser:
     play = commands.add_parser("replay", help="replay one scenario call by call")
     play.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
     for flag in SETTING_FLAGS:
-        play.add_argument(f"--{flag}")
+        play.add_argument(f"--{flag.replace('_', '-')}", dest=flag)
     play.add_argument("--keep-facts", action="store_true", default=None, help="tell the summarizer the critical facts")
     play.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     side = commands.add_parser("compare", help="replay every strategy on one scenario and compare them")
     side.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
     for flag in SETTING_FLAGS:
-        side.add_argument(f"--{flag}", help="the strategy marked with * in the table" if flag == "strategy" else None)
+        side.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help="the strategy marked with * in the table" if flag == "strategy" else None)
     side.add_argument("--keep-facts", action="store_true", default=None, help="mark the keep-facts column of the strategy")
     side.add_argument("--call", type=int, help="the call whose request is shown (default: the last)")
     for flag in PRICING_FLAGS:
@@ -95,13 +95,15 @@ def _list() -> int:
 def table(result: Replay) -> str:
     s = result.settings
     lines = [
-        f"{result.scenario.text('title')} · strategy {s.strategy} · window {s.window:,} · "
+        f"{result.scenario.text('title')} · strategy {s.strategy} · window {s.window:,}"
+        + (f" (the model really has {s.model_window:,})" if s.model_window else "")
+        + " · "
         f"line {s.threshold:.0%} ({s.limit:,.0f}) · keep {s.keep} · counter {s.counter}",
         f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<46} {'sent so far':>11}",
     ]
     for call in result.calls:
         lines.append(
-            f"{call.number:>4} {call.request_number:>3} {call.tokens:>7,} {call.tokens / s.window:>6.0%}  "
+            f"{call.number:>4} {call.request_number:>3} {call.tokens:>7,} {call.tokens / s.real_window:>6.0%}  "
             f"{describe_compaction(call)[:46]:<46} {call.sent_total:>11,}"
         )
     lines += [f"warning: {w}" for w in result.warnings]
@@ -121,7 +123,11 @@ def describe_compaction(call) -> str:
             done.append(f"summarized {len(c.summarized)}")
         notes.append(f"{c.tokens_before:,}→{c.tokens_after:,} " + (", ".join(done) if done else "nothing to compact"))
     if call.overflow:
-        notes.append("OVERFLOW")
+        notes.append(f"OVERFLOW ({call.provider_tokens:,} real)")
+    if not call.valid:
+        notes.append("INVALID")
+    if call.no_room_for_reply:
+        notes.append("NO ROOM FOR REPLY")
     return "; ".join(notes) or "-"
 
 

@@ -12,17 +12,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .history import Block, keep_from
-from .scenarios import Fact, Scenario
+from .scenarios import Fact, Scenario, tool_pair_problems
 from .settings import Settings
 from .strategies import Compaction, Context, compact
 from .summarizer import OfflineSummarizer, Summarizer
 from .tokens import get_counter
 
+# The estimate is what a loop believes; a provider counts real tokens. When the loop counts
+# with the estimate, the provider's count (for overflow and room for the reply) is taken with
+# this tokenizer, the one of today's common OpenAI models.
+PROVIDER_COUNTER = "o200k_base"
+
 
 @dataclass(frozen=True)
 class Event:
     """One line of the event log. `kind` is one of user_message, compact, turn_start,
-    model_call, tool_call, tool_result, turn_end, overflow."""
+    model_call, tool_call, tool_result, turn_end, overflow (the request is larger than the
+    model's real window), invalid_request (an API would reject the request: a tool result
+    without its call, or a call without its result), no_room_for_reply (the request fits but
+    the reply does not: the provider rejects it or cuts the reply short)."""
 
     kind: str
     call: int
@@ -55,6 +63,16 @@ class Call:
     overflow: bool
     facts: list[FactStatus]
     reply: Block | None
+    # What an API would reject in this request (tool pairs broken), one readable line each.
+    problems: tuple[str, ...] = ()
+    no_room_for_reply: bool = False
+    # The request as the provider counts it: `tokens` itself, unless the loop counts with the
+    # estimate (then PROVIDER_COUNTER's count). Overflow is decided on this number.
+    provider_tokens: int = 0
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
 
     def request(self, system: str) -> list[dict]:
         """The messages exactly as sent, system first."""
@@ -163,6 +181,14 @@ class _Loop:
         self.summarizer_output = 0
         self.warnings: list[str] = []
         self.cannot_fit_said = False
+        counter = context.counter
+        self.provider = counter if counter.name != "estimate" else get_counter(PROVIDER_COUNTER)
+        self.provider_floor = self.provider.measure_floor(scenario.system, scenario.tools)
+
+    def _provider_tokens(self, tokens: int) -> int:
+        if self.provider is self.context.counter:
+            return tokens
+        return self.provider.request_tokens(self.provider_floor + sum(self.provider.measure(b.message) for b in self.history))
 
     def _append(self, item) -> Block:
         block = Block(item.id, item.message, self.context.counter.measure(item.message), self.request)
@@ -212,15 +238,33 @@ class _Loop:
         tokens = self.context.tokens(self.units)
         events.append(Event("turn_start", number, {"turn": self.turn, "request": self.request}))
         events.append(Event("model_call", number, {"tokens": tokens, "messages": len(self.history) + 1}))
-        overflow = tokens > self.settings.window
+        window = self.settings.real_window
+        provider_tokens = self._provider_tokens(tokens)
+        overflow = provider_tokens > window
         if overflow:
-            events.append(Event("overflow", number, {"tokens": tokens, "window": self.settings.window}))
+            events.append(Event("overflow", number, {"tokens": provider_tokens, "window": window}))
+        problems = tuple(
+            f"{where}: {what}" for where, what in tool_pair_problems([block.message for block in self.history])
+        )
+        if problems:
+            events.append(Event("invalid_request", number, {"problems": list(problems)}))
         keep_start = keep_from(self.history, self.settings.keep)
         self._check_cannot_fit(number, keep_start)
         self.sent += tokens
         reply = None
+        no_room = False
         if reply_item is not None:
             reply = Block(reply_item.id, reply_item.message, self.context.counter.measure(reply_item.message), self.request)
+            reply_tokens = round(self.provider.block_tokens(self.provider.measure(reply.message)))
+            no_room = not overflow and provider_tokens + reply_tokens > window
+            if no_room:
+                events.append(
+                    Event(
+                        "no_room_for_reply",
+                        number,
+                        {"tokens": provider_tokens, "reply_tokens": reply_tokens, "window": window},
+                    )
+                )
             for call_id, (name, _) in zip(reply.tool_call_ids, _calls(reply)):
                 events.append(Event("tool_call", number, {"id": call_id, "name": name}))
         self.calls.append(
@@ -238,6 +282,9 @@ class _Loop:
                 overflow=overflow,
                 facts=fact_statuses(self.scenario.facts, self.scenario.system, self.history, number),
                 reply=reply,
+                problems=problems,
+                no_room_for_reply=no_room,
+                provider_tokens=provider_tokens,
             )
         )
         if reply is not None:
@@ -249,13 +296,13 @@ class _Loop:
             return
         keep_units = sum(block.units for block in self.history[keep_start:])
         needed = self.context.tokens(keep_units)
-        if needed > self.settings.window:
+        if needed > self.settings.real_window:
             self.cannot_fit_said = True
             floor = round(self.context.counter.block_tokens(self.context.floor_units))
             self.warnings.append(
                 f"Call {number} cannot fit: the system prompt and tools ({floor:,} tokens) and the KEEP zone "
                 f"(the last {self.settings.keep} requests, {needed - floor:,} tokens) need {needed:,} tokens, "
-                f"more than the {self.settings.window:,}-token window. No compaction can help: "
+                f"more than the {self.settings.real_window:,}-token window. No compaction can help: "
                 f"lower keep or raise the window."
             )
 

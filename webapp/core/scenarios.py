@@ -126,6 +126,9 @@ class NarrationSpec(Strict):
 
 class ScenarioFile(Strict):
     id: str = Field(pattern=ID_PATTERN, description="the scenario's id, used in URLs")
+    order: int = Field(
+        1000, ge=0, le=1_000_000, description="place in the list of scenarios, smallest first (then file name)"
+    )
     title: Localized = Field(description="a short title")
     lesson: Localized = Field(description="the one-line lesson")
     system: str = Field(min_length=1, description="the system prompt, the floor of the well")
@@ -173,6 +176,7 @@ class Scenario:
     narration: dict[int, dict[str, str]] = field(default_factory=dict)
     source: str = ""
     kind: Literal["scenario", "transcript"] = "scenario"
+    order: int = 1000
 
     def text(self, attribute: str, language: str = "en") -> str:
         """A localized text (title, lesson), falling back to English."""
@@ -351,6 +355,7 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
         fetch_once_tools=frozenset(tool.name for tool in spec.tools if tool.fetch_once),
         narration={note.call: _localized(note.text) for note in spec.narration},
         source=source,
+        order=spec.order,
     )
 
 
@@ -449,7 +454,8 @@ def _shift(where: str, offset: int) -> str:
 
 @dataclass
 class Library:
-    """The scenarios that loaded, in file order, and the errors of those that did not."""
+    """The scenarios that loaded, by their `order` then file name, and the errors of those
+    that did not."""
 
     scenarios: dict[str, Scenario]
     errors: list[ScenarioError]
@@ -484,4 +490,5 @@ def load_library(directory: Path) -> Library:
             errors.append(ScenarioError(path.name, [("id", f"{scenario.id!r} is already used by {scenarios[scenario.id].source}")]))
             continue
         scenarios[scenario.id] = scenario
-    return Library(scenarios, errors)
+    ordered = sorted(scenarios.values(), key=lambda scenario: scenario.order)  # stable: file name breaks ties
+    return Library({scenario.id: scenario for scenario in ordered}, errors)

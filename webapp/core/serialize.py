@@ -14,7 +14,8 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         "request_number": call.request_number,
         "turn": call.turn,
         "tokens": call.tokens,
-        "window_share": round(call.tokens / result.settings.window, 4),
+        "provider_tokens": call.provider_tokens,
+        "window_share": round(call.tokens / result.settings.real_window, 4),
         "request": call.request(result.scenario.system),
         "blocks": [
             {
@@ -32,6 +33,9 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         "sent_total": call.sent_total,
         "summarizer_output_total": call.summarizer_output_total,
         "overflow": call.overflow,
+        "valid": call.valid,
+        "problems": list(call.problems),
+        "no_room_for_reply": call.no_room_for_reply,
         "facts": [
             {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed}
             for f in call.facts

@@ -12,6 +12,8 @@ STRATEGIES = {
     "drop": "level 2: old exchanges are dropped whole",
     "truncate-drop": "level 1, then level 2 if that was not enough (the seed's compact())",
     "summarize": "old exchanges become one summary message (costs a model call)",
+    "naive-drop": "deliberately broken, for the lesson: drops one message at a time, oldest first, "
+    "splitting tool calls from their results as some libraries do",
 }
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 
@@ -23,6 +25,12 @@ class Settings(BaseModel):
 
     strategy: str = Field("truncate-drop", description="how the loop compacts: " + ", ".join(STRATEGIES))
     window: int = Field(8000, ge=100, le=10_000_000, description="the model's context window, in tokens")
+    model_window: int = Field(
+        0,
+        ge=0,
+        le=10_000_000,
+        description="the window the model really has, when the compactor was told another (0: the same as window)",
+    )
     threshold: float = Field(
         0.8, gt=0, le=1, description="compact when a request passes this share of the window"
     )
@@ -44,6 +52,11 @@ class Settings(BaseModel):
     def limit(self) -> float:
         """The red line: a request above it is compacted."""
         return self.window * self.threshold
+
+    @property
+    def real_window(self) -> int:
+        """What the provider accepts: a request above it is rejected."""
+        return self.model_window or self.window
 
 
 class SettingsError(ValueError):

@@ -5,6 +5,7 @@ above the line, start with the oldest messages, never touch KEEP (the last `keep
 everything after them), never separate a tool call from its results, and stop as soon as the
 request fits. `truncate`, `drop` and `truncate-drop` are the seed's `compact()` levels, step
 for step, so with the `estimate` counter they send exactly what the seed's loop sends.
+`naive-drop` is the exception, on purpose: it breaks the pair rule to show what that costs.
 """
 
 from __future__ import annotations
@@ -129,6 +130,20 @@ def drop_level(work: Work, context: Context) -> None:
             work.levels.append("drop")
 
 
+def naive_drop_level(work: Work, context: Context) -> None:
+    """Deliberately broken, for the lesson: drop the oldest message after the first request,
+    one at a time, until the request fits, blind to tool call/result pairs. Some libraries
+    trim this way; the request they leave can start with a tool result whose call is gone,
+    which most APIs reject."""
+    history = work.history
+    while not context.fits(work.units) and 1 < keep_from(history, context.settings.keep):
+        removed = history.pop(1)
+        work.units -= removed.units
+        work.dropped.append(removed.id)
+        if "naive-drop" not in work.levels:
+            work.levels.append("naive-drop")
+
+
 def summarize_level(work: Work, context: Context) -> None:
     """Replace the oldest whole exchanges after the first request with one summary message,
     placed right after the first request; an earlier summary is folded into the new one.
@@ -184,6 +199,7 @@ LEVELS: dict[str, tuple[Level, ...]] = {
     "drop": (drop_level,),
     "truncate-drop": (truncate_level, drop_level),
     "summarize": (summarize_level,),
+    "naive-drop": (naive_drop_level,),
 }
 
 
