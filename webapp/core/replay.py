@@ -243,9 +243,9 @@ class _Loop:
         overflow = provider_tokens > window
         if overflow:
             events.append(Event("overflow", number, {"tokens": provider_tokens, "window": window}))
-        problems = tuple(
-            f"{where}: {what}" for where, what in tool_pair_problems([block.message for block in self.history])
-        )
+        # Checked on the request as sent, system first, so the indexes match `Call.request`.
+        sent = [{"role": "system", "content": self.scenario.system}, *(block.message for block in self.history)]
+        problems = tuple(f"{where}: {what}" for where, what in tool_pair_problems(sent))
         if problems:
             events.append(Event("invalid_request", number, {"problems": list(problems)}))
         keep_start = keep_from(self.history, self.settings.keep)
