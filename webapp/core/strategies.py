@@ -157,7 +157,8 @@ def summarize_level(work: Work, context: Context) -> None:
     cuts = [i for i in range(start + 1, boundary + 1) if history[i].role == "user"]
     if not cuts:
         return
-    kept_units = work.units - sum(block.units for block in history[start:])
+    # The first request stays; an earlier summary (history[1]) is folded into the new one.
+    kept_units = work.units - sum(block.units for block in history[1:])
     for cut in cuts:
         folded = history[start:cut]
         result = context.summarizer.summarize(
