@@ -105,7 +105,7 @@ def test_compact_falls_after_the_request_enters_and_before_turn_start(client):
 
 def test_each_block_has_an_accessible_name_with_role_tokens_and_state(client):
     page = text(client.get("/play/bike-shop?call=5"))
-    names = re.findall(r'<a class="block [^"]*"[^>]*aria-label="([^"]*)"', page)
+    names = re.findall(r'<a id="block-[^"]*" class="block [^"]*"[^>]*aria-label="([^"]*)"', page)
     assert len(names) == 10  # the floor and nine messages
     assert any("tool result: get_order, 72 tokens, truncated to a note (was 3,428 tokens), outside KEEP" in n for n in names)
     assert any(n.startswith("user, 45 tokens, kept as sent, in KEEP") for n in names)
@@ -151,13 +151,34 @@ def test_selecting_a_block_shows_its_content_and_each_counter(client):
 
 def test_every_link_and_form_keeps_the_whole_state(client):
     page = text(client.get("/play/bike-shop?call=3&strategy=drop&window=9000&threshold=0.7&keep=1&price=2.5&lang=en"))
-    links = [link.replace("&amp;", "&") for link in re.findall(r'href="(/play/bike-shop[^"]*)"', page)]
+    links = re.findall(r'href="(/play/bike-shop[^"]*)"(?: lang="(\w+)")?', page)
     assert len(links) > 20
-    for link in links:
-        query = parse_qs(urlsplit(link).query)
+    for link, language_link in links:
+        query = parse_qs(urlsplit(link.replace("&amp;", "&")).query)
         assert query["strategy"] == ["drop"] and query["window"] == ["9000"], link
         assert query["threshold"] == ["0.7"] and query["keep"] == ["1"] and query["price"] == ["2.5"], link
-        assert query["lang"] == ["en"], link
+        # only the language links change the language
+        assert query["lang"] == [language_link or "en"], link
+
+
+def test_language_links_keep_the_state_and_translate_the_scenario(client):
+    page = text(client.get("/play/bike-shop?call=5&strategy=drop"))
+    link = re.search(r'href="([^"]*)" lang="fr"', page).group(1).replace("&amp;", "&")
+    assert "call=5" in link and "strategy=drop" in link and "lang=fr" in link
+    french = text(client.get(link))
+    assert '<html lang="fr">' in french
+    assert "Le magasin de vélos" in french and "La troisième demande" in french
+    chinese = text(client.get("/", headers={"Accept-Language": "zh-CN,zh;q=0.9"}))
+    assert "自行车店" in chinese
+
+
+def test_narration_says_when_the_settings_are_not_the_scenarios_own(client):
+    own = text(client.get("/play/bike-shop?call=5"))
+    assert "you changed them" not in own
+    changed = text(client.get("/play/bike-shop?call=5&strategy=summarize"))
+    assert "you changed them" in changed
+    back = re.search(r'href="([^"]*)"[^>]*>Back to its settings', changed).group(1).replace("&amp;", "&")
+    assert "strategy=truncate-drop" in back and "call=5" in back
 
 
 def test_keep_facts_checkbox_sends_off_then_on(client):

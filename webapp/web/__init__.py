@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Flask, render_template, request
-from flask_babel import Babel, format_number
+from flask import Flask, render_template, request, url_for
+from flask_babel import Babel, format_number, get_locale
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
 from markupsafe import Markup
@@ -30,6 +30,10 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
+
+
+# Each language named in itself, for the language links.
+LANGUAGE_NAMES = {"en": "English", "fr": "Français", "zh": "中文"}
 
 
 def select_locale() -> str:
@@ -66,7 +70,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
-    app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens)
+    app.jinja_env.globals.update(
+        go=go, oob_attr=oob_attr, tokens=tokens, lang_url=lang_url, current_lang=lambda: str(get_locale()), LANGUAGE_NAMES=LANGUAGE_NAMES
+    )
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
 
     @app.after_request
@@ -112,6 +118,15 @@ def oob_attr(oob: bool, how: str = "true") -> Markup:
 def tokens(value: float) -> str:
     """A token count as people read it: whole, with the locale's grouping."""
     return format_number(round(value))
+
+
+def lang_url(code: str) -> str | None:
+    """This page's URL in language `code`, with every other parameter kept."""
+    if request.endpoint is None or request.url_rule is None:
+        return None
+    args = request.args.to_dict(flat=False)
+    args["lang"] = [code]
+    return url_for(request.endpoint, **(request.view_args or {}), **args)
 
 
 def error_page(status: int, problems: list[str]):

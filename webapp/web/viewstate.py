@@ -54,10 +54,8 @@ class ViewState:
 
     def params(self, **changes: Any) -> dict[str, str]:
         """The query parameters of this state with `changes` applied (None removes a key)."""
-        state = replace(self, **{k: v for k, v in changes.items() if k != "settings_changes"})
+        state = replace(self, **changes)
         settings = state.settings
-        if "settings_changes" in changes:
-            settings = settings.model_copy(update=changes["settings_changes"])
         values: dict[str, str] = {"call": str(state.call)}
         for name, value in settings.model_dump().items():
             values[name] = _text(value)
@@ -74,7 +72,7 @@ class ViewState:
 
     def url(self, endpoint: str = "web.play", **changes: Any) -> str:
         """The URL of this state on `endpoint`, with `changes` (call=…, block=…, playing=…,
-        settings_changes={…}) applied."""
+        settings=…) applied."""
         return url_for(endpoint, scenario_id=self.scenario.id, **self.params(**changes))
 
 

@@ -95,6 +95,8 @@ class Well:
     keep_top: float | None = None
     keep_bottom: float | None = None
     hammer_y: float | None = None
+    hammer_settle: float = 0.0  # the hammer strikes the old top of what it hits, then presses it down
+    before_y: float | None = None  # the stack's top before this call's compaction
     overflow: bool = False
 
     well_x = WELL_X
@@ -261,6 +263,9 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
         keep_bottom = after[first_kept.id][0] + after[first_kept.id][1]
         keep_top = stack_top
     _place_labels([*shapes, *traces], top=8, bottom=bottom_y + BOTTOM - 4)
+    hammer_settle = 0.0
+    if hammer_y is not None and ghosts:
+        hammer_settle = min(ghost.y for ghost in ghosts) - hammer_y
     return Well(
         width=VIEW_W,
         height=bottom_y + BOTTOM,
@@ -274,6 +279,8 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
         keep_top=keep_top,
         keep_bottom=keep_bottom,
         hammer_y=hammer_y,
+        hammer_settle=hammer_settle,
+        before_y=min((top for top, height in before.values()), default=None) if animated else None,
         overflow=call.overflow,
     )
 
