@@ -333,3 +333,15 @@ def test_gunicorn_entry_point_builds_the_app():
 
     app = webapp.create_app()
     assert app.test_client().get("/").status_code == 200
+
+
+def test_view_state_url_applies_changes_and_keeps_the_rest(app):
+    from webapp.web.viewstate import read_view
+
+    with app.test_request_context("/play/bike-shop?call=3&window=9000&price=2"):
+        view = read_view("bike-shop", {"call": "3", "window": "9000", "price": "2"})
+        query = parse_qs(urlsplit(view.url(call=4, settings_changes={"strategy": "drop"})).query)
+        assert query["call"] == ["4"] and query["strategy"] == ["drop"]
+        assert query["window"] == ["9000"] and query["price"] == ["2"]
+        query = parse_qs(urlsplit(view.url(settings=view.scenario.settings, block="m3")).query)
+        assert query["window"] == ["8000"] and query["block"] == ["m3"] and query["call"] == ["3"]

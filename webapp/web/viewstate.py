@@ -54,8 +54,11 @@ class ViewState:
 
     def params(self, **changes: Any) -> dict[str, str]:
         """The query parameters of this state with `changes` applied (None removes a key)."""
+        settings_changes = changes.pop("settings_changes", None)
         state = replace(self, **changes)
         settings = state.settings
+        if settings_changes:
+            settings = settings.model_copy(update=settings_changes)
         values: dict[str, str] = {"call": str(state.call)}
         for name, value in settings.model_dump().items():
             values[name] = _text(value)
@@ -72,7 +75,7 @@ class ViewState:
 
     def url(self, endpoint: str = "web.play", **changes: Any) -> str:
         """The URL of this state on `endpoint`, with `changes` (call=…, block=…, playing=…,
-        settings=…) applied."""
+        settings=…, or settings_changes={field: value} for a few settings) applied."""
         return url_for(endpoint, scenario_id=self.scenario.id, **self.params(**changes))
 
 
