@@ -12,6 +12,7 @@ from .core.compare import Comparison, check_call, compare, comparison_json, desc
 from .core.library import SCENARIOS_DIR, open_scenario
 from .core.replay import Replay, replay
 from .core.scenarios import ScenarioError
+from .core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from .core.serialize import replay_json
 from .core.settings import SettingsError, parse_settings
 
@@ -62,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             comparison = compare(scenario, settings, parse_pricing({flag: getattr(args, flag) for flag in PRICING_FLAGS}))
             call = check_call(comparison, args.call)
         else:
-            result = replay(scenario, settings)
-    except (ScenarioError, SettingsError) as error:
+            endpoint = summarizer_config()  # PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY
+            result = replay(scenario, settings, OpenAICompatibleSummarizer(endpoint) if endpoint else None)
+    except (ScenarioError, SettingsError, SummarizerError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.command == "compare":

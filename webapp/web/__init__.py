@@ -16,6 +16,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from ..core.library import SCENARIOS_DIR
+from ..core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from ..core.scenarios import LANGUAGES, load_library
 from .replays import ReplayCache
 from .viewstate import StateError
@@ -63,7 +64,10 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     Babel(app, locale_selector=select_locale)
     app.extensions["scenario_library"] = load_library(Path(app.config["SCENARIOS_DIR"]))
-    app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"])
+    # An OpenAI-compatible endpoint for summarize, when configured (README: "A real summarizer").
+    endpoint = summarizer_config(app.config)
+    summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
+    app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"], summarizer)
 
     from .compare import blueprint as compare_panel
     from .views import web
@@ -85,6 +89,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     @app.errorhandler(StateError)
     def bad_state(error: StateError):
         return error_page(error.status, error.problems)
+
+    @app.errorhandler(SummarizerError)
+    def summarizer_failed(error: SummarizerError):
+        app.logger.warning("summarizer: %s", error)
+        return error_page(502, [_("The summarizer endpoint failed: %(why)s", why=str(error))])
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
@@ -131,7 +140,13 @@ def lang_url(code: str) -> str | None:
 
 def error_page(status: int, problems: list[str]):
     """The error page, or its fragment for an HTMX request (swapped into the well's panel)."""
-    titles = {400: _("Bad request"), 404: _("Not found"), 413: _("Too large"), 500: _("Server error")}
+    titles = {
+        400: _("Bad request"),
+        404: _("Not found"),
+        413: _("Too large"),
+        500: _("Server error"),
+        502: _("Summarizer unavailable"),
+    }
     context = {"status": status, "title": titles.get(status, str(status)), "problems": problems}
     if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
         from jinja2_fragments.flask import render_block

@@ -8,13 +8,15 @@ from collections import OrderedDict
 from ..core.replay import Replay, replay
 from ..core.scenarios import Scenario
 from ..core.settings import Settings
+from ..core.summarizer import Summarizer
 
 
 class ReplayCache:
     """Least recently used replays, at most `size` of them; safe across threads."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, summarizer: Summarizer | None = None):
         self.size = size
+        self.summarizer = summarizer  # None: the offline summarizer
         self._items: OrderedDict[tuple, Replay] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -30,7 +32,7 @@ class ReplayCache:
             if found is not None and found.scenario is scenario:
                 self._items.move_to_end(key)
                 return found
-        result = replay(scenario, settings)
+        result = replay(scenario, settings, self.summarizer)
         with self._lock:
             self._items[key] = result
             self._items.move_to_end(key)
