@@ -146,6 +146,10 @@ def event_text(event: Event) -> str:
         "tool_result": lambda: _("result of %(id)s", id=d.get("tool_call_id", "")),
         "turn_end": lambda: _("turn %(turn)s done", turn=d.get("turn")),
         "overflow": lambda: _("%(tokens)s tokens do not fit the %(window)s-token window", tokens=n(d["tokens"]), window=n(d["window"])),
+        "invalid_request": lambda: "; ".join(d.get("problems", [])),
+        "no_room_for_reply": lambda: _(
+            "%(tokens)s + a %(reply)s-token reply > %(window)s", tokens=n(d["tokens"]), reply=n(d["reply_tokens"]), window=n(d["window"])
+        ),
     }
     return texts.get(event.kind, lambda: "")()
 
@@ -211,7 +215,15 @@ def call_sentence(result: Replay, call: Call) -> str:
         else:
             base += " " + _("The request is over the line but there was nothing outside KEEP to compact.")
     if call.overflow:
-        base += " " + _("Gulp: the request does not fit the window.")
+        base += " " + _(
+            "Gulp: the provider counts %(tokens)s tokens, more than the model's %(window)s-token window.",
+            tokens=format_number(call.provider_tokens),
+            window=format_number(result.settings.real_window),
+        )
+    elif call.no_room_for_reply:
+        base += " " + _("The request fits, but the reply does not: it will be cut short or rejected.")
+    if call.problems:
+        base += " " + _("An API would reject this request: a tool call and its result were separated.")
     return base
 
 

@@ -48,7 +48,7 @@ class Shape:
     height: float
     settle: float = 0.0  # vertical offset it settles from on a compaction call
     arriving: bool = False
-    label_y: float = 0.0
+    label_y: float | None = 0.0  # None: too small to label among so many (the table lists it)
     selected: bool = False
     was: float | None = None  # tokens before truncation
 
@@ -74,7 +74,7 @@ class Trace:
     tokens: float
     y: float
     label: str
-    label_y: float = 0.0
+    label_y: float | None = 0.0
 
     @property
     def mid(self) -> float:
@@ -98,6 +98,10 @@ class Well:
     hammer_settle: float = 0.0  # the hammer strikes the old top of what it hits, then presses it down
     before_y: float | None = None  # the stack's top before this call's compaction
     overflow: bool = False
+    real_rim_y: float | None = None  # the model's real window, when the compactor was told another
+    gulp_y: float = 26.0
+    reply_room: tuple[float, float, int] | None = None  # (y, height, reply tokens) when it does not fit
+    unlabelled: int = 0
 
     well_x = WELL_X
     well_w = WELL_W
@@ -262,7 +266,13 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
         first_kept = blocks[call.keep_start]
         keep_bottom = after[first_kept.id][0] + after[first_kept.id][1]
         keep_top = stack_top
-    _place_labels([*shapes, *traces], top=8, bottom=bottom_y + BOTTOM - 4)
+    unlabelled = _place_labels([*shapes, *traces], top=8, bottom=bottom_y + BOTTOM - 4)
+    real_rim_y = bottom_y - settings.real_window * scale if settings.real_window != settings.window else None
+    reply_room = None
+    if call.no_room_for_reply:
+        reply_tokens = next((e.detail["reply_tokens"] for e in call.events if e.kind == "no_room_for_reply"), 0)
+        reply_room = (stack_top - reply_tokens * scale, reply_tokens * scale, reply_tokens)
+    ceiling = min(stack_top, real_rim_y if real_rim_y is not None else rim_y)
     hammer_settle = 0.0
     if hammer_y is not None and ghosts:
         hammer_settle = min(ghost.y for ghost in ghosts) - hammer_y
@@ -282,6 +292,10 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
         hammer_settle=hammer_settle,
         before_y=min((top for top, height in before.values()), default=None) if animated else None,
         overflow=call.overflow,
+        real_rim_y=real_rim_y,
+        gulp_y=max(26.0, ceiling - 14),
+        reply_room=reply_room,
+        unlabelled=unlabelled,
     )
 
 
@@ -324,8 +338,21 @@ def _accessible_name(shape: Shape) -> str:
     return _("%(label)s, %(tokens)s tokens, %(state)s, %(where)s", label=shape.label, tokens=tokens, state=state, where=where)
 
 
-def _place_labels(items: list, top: float, bottom: float) -> None:
-    """Put each label next to its item, then push labels apart so none overlap."""
+def _place_labels(items: list, top: float, bottom: float) -> int:
+    """Put each label next to its item, then push labels apart so none overlap. When there
+    are more items than lines, the smallest plain blocks go unlabelled; returns how many."""
+    capacity = int((bottom - top) / LABEL_GAP) + 1
+    total = len(items)
+    if total > capacity:
+        def importance(item) -> tuple:
+            special = isinstance(item, Trace) or item.selected or item.state in {"floor", "summary"}
+            return (not special, -getattr(item, "height", 0))
+
+        chosen = set(map(id, sorted(items, key=importance)[:capacity]))
+        for item in items:
+            if id(item) not in chosen:
+                item.label_y = None
+        items = [item for item in items if id(item) in chosen]
     ordered = sorted(items, key=lambda item: -item.mid)  # bottom first
     position = bottom
     for item in ordered:
@@ -338,3 +365,4 @@ def _place_labels(items: list, top: float, bottom: float) -> None:
         position = max(item.label_y, position)
         item.label_y = position
         position += LABEL_GAP
+    return total - len(items)
