@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from .tokens import Message, content_text, tool_call_texts
@@ -25,11 +26,13 @@ class Block:
     state: Literal["original", "truncated", "summary"] = "original"
     replaces: tuple[str, ...] = ()
 
-    @property
+    # Cached: a compaction scans every old block each time it runs, and a block's message is
+    # never modified (compaction replaces the block).
+    @cached_property
     def role(self) -> str:
         return self.message.get("role", "")
 
-    @property
+    @cached_property
     def text(self) -> str:
         return content_text(self.message.get("content"))
 

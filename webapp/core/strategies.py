@@ -54,6 +54,11 @@ class Context:
     fetch_once_tools: frozenset[str] = frozenset()
     digests: dict[int, str] = field(default_factory=dict)
     summaries_made: int = 0
+    # Where the last truncation scan stopped: history[:n] then held no tool result left to
+    # truncate, and a later scan starts there while the block at n - 1 is still in place
+    # (a drop or a summary moves it, and the next scan starts from the beginning again).
+    # Without it, a long chat rescans every old block at every call.
+    truncated_through: tuple[int, Block] | None = None
 
     def tokens(self, units: int) -> int:
         return self.counter.request_tokens(self.floor_units + units)
@@ -96,8 +101,14 @@ def truncate_level(work: Work, context: Context) -> None:
     As in the seed, every old result is truncated whatever its size, so a result shorter than
     its note grows: the engine keeps that behaviour to send exactly what the seed sends."""
     history = work.history
-    tool_names = _tool_names(history)
-    for index in range(keep_from(history, context.settings.keep)):
+    tool_names: dict[str, str] | None = None  # built only when a fetch-once tool may be hit
+    start = 0
+    if context.truncated_through is not None:
+        settled, last = context.truncated_through
+        if settled <= len(history) and history[settled - 1] is last:
+            start = settled
+    boundary = keep_from(history, context.settings.keep)
+    for index in range(start, boundary):
         block = history[index]
         if block.role != "tool" or block.text.startswith(TRUNCATION_MARK):
             continue
@@ -107,12 +118,17 @@ def truncate_level(work: Work, context: Context) -> None:
         history[index] = shrunk
         work.units += shrunk.units - block.units
         work.truncated.append(block.id)
-        if tool_names.get(block.message.get("tool_call_id")) in context.fetch_once_tools:
-            work.destroyed.append(block.id)
+        if context.fetch_once_tools:
+            tool_names = tool_names if tool_names is not None else _tool_names(history)
+            if tool_names.get(block.message.get("tool_call_id")) in context.fetch_once_tools:
+                work.destroyed.append(block.id)
         if "truncate" not in work.levels:
             work.levels.append("truncate")
         if context.fits(work.units):
+            context.truncated_through = (index + 1, shrunk)
             return
+    if start < boundary:
+        context.truncated_through = (boundary, history[boundary - 1])
 
 
 def drop_level(work: Work, context: Context) -> None:
