@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .history import Block, keep_from
-from .scenarios import Fact, Scenario, tool_pair_problems
+from .scenarios import Fact, PairCheck, Scenario
 from .settings import Settings
 from .strategies import Compaction, Context, compact
 from .summarizer import OfflineSummarizer, Summarizer
@@ -184,16 +184,42 @@ class _Loop:
         counter = context.counter
         self.provider = counter if counter.name != "estimate" else get_counter(PROVIDER_COUNTER)
         self.provider_floor = self.provider.measure_floor(scenario.system, scenario.tools)
+        # Kept up to date as messages come, and recounted only when compaction changed the
+        # history, so that a long chat is not walked again at every call.
+        self.provider_units = 0
+        self._restart_pair_check()
 
-    def _provider_tokens(self, tokens: int) -> int:
+    def _provider_units(self, message) -> int:
+        return 0 if self.provider is self.context.counter else self.provider.measure(message)
+
+    def _provider_tokens(self, tokens: int, compaction: Compaction | None) -> int:
         if self.provider is self.context.counter:
             return tokens
-        return self.provider.request_tokens(self.provider_floor + sum(self.provider.measure(b.message) for b in self.history))
+        if compaction is not None and compaction.changed:
+            self.provider_units = sum(self.provider.measure(b.message) for b in self.history)
+        return self.provider.request_tokens(self.provider_floor + self.provider_units)
+
+    def _restart_pair_check(self) -> None:
+        """The pair check of the request as sent, system first, so indexes match `Call.request`."""
+        self.pairs = PairCheck()
+        self.pairs.feed({"role": "system", "content": self.scenario.system})
+        self.paired = 0  # blocks of the history fed to the check
+
+    def _pair_problems(self, compaction: Compaction | None) -> tuple[str, ...]:
+        # Truncation keeps each message's role and call ids, all the check reads; a drop or a
+        # summary removes messages, and the check starts over.
+        if compaction is not None and (compaction.dropped or compaction.summarized):
+            self._restart_pair_check()
+        for block in self.history[self.paired:]:
+            self.pairs.feed(block.message)
+        self.paired = len(self.history)
+        return tuple(f"{where}: {what}" for where, what in self.pairs.problems())
 
     def _append(self, item) -> Block:
         block = Block(item.id, item.message, self.context.counter.measure(item.message), self.request)
         self.history.append(block)
         self.units += block.units
+        self.provider_units += self._provider_units(item.message)
         return block
 
     def _end_turn(self) -> None:
@@ -239,13 +265,11 @@ class _Loop:
         events.append(Event("turn_start", number, {"turn": self.turn, "request": self.request}))
         events.append(Event("model_call", number, {"tokens": tokens, "messages": len(self.history) + 1}))
         window = self.settings.real_window
-        provider_tokens = self._provider_tokens(tokens)
+        provider_tokens = self._provider_tokens(tokens, compaction)
         overflow = provider_tokens > window
         if overflow:
             events.append(Event("overflow", number, {"tokens": provider_tokens, "window": window}))
-        # Checked on the request as sent, system first, so the indexes match `Call.request`.
-        sent = [{"role": "system", "content": self.scenario.system}, *(block.message for block in self.history)]
-        problems = tuple(f"{where}: {what}" for where, what in tool_pair_problems(sent))
+        problems = self._pair_problems(compaction)
         if problems:
             events.append(Event("invalid_request", number, {"problems": list(problems)}))
         keep_start = keep_from(self.history, self.settings.keep)
@@ -255,7 +279,8 @@ class _Loop:
         no_room = False
         if reply_item is not None:
             reply = Block(reply_item.id, reply_item.message, self.context.counter.measure(reply_item.message), self.request)
-            reply_tokens = round(self.provider.block_tokens(self.provider.measure(reply.message)))
+            reply_units = self.provider.measure(reply.message)
+            reply_tokens = round(self.provider.block_tokens(reply_units))
             no_room = not overflow and provider_tokens + reply_tokens > window
             if no_room:
                 events.append(
@@ -290,6 +315,7 @@ class _Loop:
         if reply is not None:
             self.history.append(reply)
             self.units += reply.units
+            self.provider_units += 0 if self.provider is self.context.counter else reply_units
 
     def _check_cannot_fit(self, number: int, keep_start: int) -> None:
         if self.cannot_fit_said:
