@@ -1,0 +1,65 @@
+"""Serve the bench app with gunicorn on a free loopback port, for as long as a `with` lasts."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.app import HELLO_PATH
+
+ROOT = Path(__file__).resolve().parents[1]
+GUNICORN = Path(sys.executable).with_name("gunicorn")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
+    """One GET on 127.0.0.1 (a new connection, as gunicorn's sync workers close each one)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request("GET", path, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.read(), dict(response.getheaders())
+    finally:
+        connection.close()
+
+
+@contextlib.contextmanager
+def serve(workers: int = 1):
+    """Yields (port, the gunicorn master process); stops it on exit."""
+    port = free_port()
+    process = subprocess.Popen(
+        [str(GUNICORN), "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--chdir", str(ROOT),
+         "--log-level", "warning", "bench.app:create_bench_app()"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if get(port, HELLO_PATH)[0] == 200:
+                    break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"gunicorn did not start on 127.0.0.1:{port}")
+            time.sleep(0.2)
+        yield port, process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
