@@ -534,8 +534,17 @@ def judge(columns: list[Column]) -> Verdict:
     return Verdict(winner.key, ties, fewest_key, faults)
 
 
-def describe(comparison: Comparison, _: Callable[[str], str] = lambda text: text) -> list[str]:
-    """The verdict in sentences, through the given gettext so the web can translate it."""
+def _grouped(number: int) -> str:
+    return f"{number:,}"
+
+
+def describe(
+    comparison: Comparison,
+    _: Callable[[str], str] = lambda text: text,
+    number: Callable[[int], str] = _grouped,
+) -> list[str]:
+    """The verdict in sentences, through the given gettext and number format, so the web can
+    speak the reader's language."""
     verdict = comparison.verdict
     lines = []
     if verdict.winner is None:
@@ -545,8 +554,8 @@ def describe(comparison: Comparison, _: Callable[[str], str] = lambda text: text
         text = _("Cheapest safe choice: %(name)s, $%(cost).4f for %(sent)s tokens sent (%(cached)s from the cache).") % {
             "name": label(winner, _),
             "cost": winner.bill.cost,
-            "sent": f"{winner.sent_total:,}",
-            "cached": f"{winner.cached_total:,}",
+            "sent": number(winner.sent_total),
+            "cached": number(winner.cached_total),
         }
         if verdict.ties:
             text += " " + _("Same requests, same bill: %(names)s.") % {
@@ -555,7 +564,7 @@ def describe(comparison: Comparison, _: Callable[[str], str] = lambda text: text
         lines.append(text)
         if verdict.fewest_tokens:
             fewest = comparison.column(verdict.fewest_tokens)
-            values = {"name": label(fewest, _), "sent": f"{fewest.sent_total:,}", "cached": f"{fewest.cached_total:,}"}
+            values = {"name": label(fewest, _), "sent": number(fewest.sent_total), "cached": number(fewest.cached_total)}
             if fewest.cached_total < winner.cached_total:
                 text = _("%(name)s sends fewer tokens (%(sent)s) but costs more: its compactions rewrote the start of its requests, so only %(cached)s came from the cache.")
             else:
@@ -563,11 +572,17 @@ def describe(comparison: Comparison, _: Callable[[str], str] = lambda text: text
             lines.append(text % values)
     for column in comparison.columns:
         for kind, details in verdict.faults.get(column.key, []):
-            lines.append(fault_sentence(label(column, _), kind, details, _))
+            lines.append(fault_sentence(label(column, _), kind, details, _, number))
     return lines
 
 
-def fault_sentence(name: str, kind: str, details: dict, _: Callable[[str], str] = lambda text: text) -> str:
+def fault_sentence(
+    name: str,
+    kind: str,
+    details: dict,
+    _: Callable[[str], str] = lambda text: text,
+    number: Callable[[int], str] = _grouped,
+) -> str:
     values = {"name": name, **details}
     if kind == "overflow":
         return _("%(name)s overflows the window on %(count)s calls, from call %(first)s.") % values
@@ -577,7 +592,7 @@ def fault_sentence(name: str, kind: str, details: dict, _: Callable[[str], str] 
         return _("%(name)s sends %(count)s requests an API would refuse (a tool result without its call), from call %(first)s.") % values
     parts = _("%(name)s keeps everything but costs $%(cost).4f more") % values
     if "summarizer" in details:
-        parts += " " + _("(its summaries cost %(summarizer)s tokens)") % {"summarizer": f"{details['summarizer']:,}"}
+        parts += " " + _("(its summaries cost %(summarizer)s tokens)") % {"summarizer": number(details["summarizer"])}
     return parts + "."
 
 

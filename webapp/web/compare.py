@@ -13,6 +13,7 @@ import io
 import json
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
+from flask_babel import format_number
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 from jinja2_fragments.flask import render_block
@@ -26,7 +27,6 @@ from ..core.compare import (
     compare,
     comparison_json,
     describe,
-    fault_sentence,
     label,
     parse_pricing,
     summary_row,
@@ -101,7 +101,7 @@ def panel_json(scenario_id: str):
     view = read_view(scenario_id, request.args)
     comparison = comparison_for(view, read_pricing(view))
     data = comparison_json(comparison, view.call)
-    data["verdict"]["text"] = describe(comparison, _)
+    data["verdict"]["text"] = describe(comparison, _, format_number)
     return jsonify(data)
 
 
@@ -167,12 +167,11 @@ def panel_context(view: ViewState, pricing: Pricing) -> dict:
                 "row": summary_row(column, view.call),
                 "at": column.call(view.call),
                 "hit": column.hits[view.call - 1],
-                "faults": [fault_sentence(label(column, _), kind, details, _) for kind, details in verdict.faults.get(column.key, [])],
                 "money": money(column, pricing),
             }
             for column in comparison.columns
         ],
-        "verdict": describe(comparison, _),
+        "verdict": describe(comparison, _, format_number),
         "chart": request_chart(comparison, view.call),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
