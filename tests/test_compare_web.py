@@ -165,3 +165,15 @@ def test_stepping_in_the_panel_swaps_it_in_place_and_keeps_the_url(live_server, 
     page.wait_for_url(re.compile(r"call=6"))
     assert "Call 6" in page.locator(".compare-panel .where").inner_text()
     assert page.title().startswith("Compare strategies")
+
+
+def test_choosing_the_breakpoint_cache_rebills_in_place_and_keeps_focus(live_server, page):
+    page.goto(f"{live_server}/compare/bike-shop?call=6&price=2.5")
+    comparison = compare(SCENARIO, SCENARIO.settings, Pricing(cache="anthropic", price=2.5))
+    winner = comparison.column(comparison.verdict.winner)
+    page.locator("#c-cache").focus()
+    page.locator("#c-cache").select_option("anthropic")
+    page.wait_for_url(re.compile(r"cache=anthropic"))
+    lead = page.locator(".verdict__lead")
+    assert winner.strategy in lead.inner_text() and f"${winner.bill.cost:.4f}" in lead.inner_text()
+    assert page.evaluate("document.activeElement.id") == "c-cache"
