@@ -78,4 +78,15 @@ def test_small_well_of_an_overflowing_request_rises_above_the_rim_inside_the_pic
     well = small_well(tight, column, last.number)
     assert well.overflow
     assert well.bricks[-1].y < well.rim_y
-    assert well.bricks[-1].y >= 0
+    assert well.bricks[-1].y >= well.top_y
+
+
+def test_a_runaway_request_is_cut_at_the_top_and_does_not_shrink_the_other_wells():
+    scenario = open_scenario("bike-shop")
+    tight = compare(scenario, scenario.settings.model_copy(update={"window": 2000}))
+    none = small_well(tight, tight.column("none"), 6)  # 6,583 tokens in a 2,000-token window
+    assert none.cut and none.bricks[-1].y == none.top_y
+    assert sum(b.height for b in none.bricks) == pytest.approx(none.bottom_y - none.top_y)
+    # The window keeps most of the picture: 1 / (1 + headroom) of its height.
+    assert (none.bottom_y - none.rim_y) / (none.bottom_y - none.top_y) == pytest.approx(1 / 1.6)
+    assert not small_well(tight, tight.column("drop"), 1).cut

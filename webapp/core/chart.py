@@ -194,17 +194,24 @@ class SmallWell:
     rim_y: float  # the window
     line_y: float  # the red line
     bottom_y: float
+    top_y: float  # the top of the picture: a stack that reaches it is cut there
     bricks: tuple[Brick, ...]
     overflow: bool
+    cut: bool  # the request is taller than the picture
+
+
+# Headroom drawn above the rim, as a share of the window: enough to see an overflow, not so
+# much that one runaway strategy shrinks every other well to a sliver.
+HEADROOM = 0.6
 
 
 def small_well(comparison: Comparison, column: Column, call: int, width: int = 56, height: int = 150) -> SmallWell:
     """The request of `column` at `call` as a stack of bricks, floor first, on a scale shared by
-    every column (the window, or the largest request when one overflows), so that wells side
-    by side compare at a glance."""
+    every column (the window plus room for overflows), so that wells side by side compare at
+    a glance. Bricks above the top of the picture are cut at it."""
     settings = comparison.settings
     peak = max((c.peak_tokens for c in comparison.columns), default=0)
-    scale_top = max(settings.window, peak)
+    scale_top = min(max(settings.window, peak), settings.window * (1 + HEADROOM))
     top, bottom = 4.0, float(height - 2)
 
     def size(tokens: float) -> float:
@@ -219,13 +226,16 @@ def small_well(comparison: Comparison, column: Column, call: int, width: int = 5
     for brick_id, kind, state, tokens in parts:
         h = size(tokens)
         y -= h
-        bricks.append(Brick(brick_id, kind, state, tokens, y, h))
+        if y + h > top:  # at least partly inside the picture
+            bricks.append(Brick(brick_id, kind, state, tokens, max(y, top), h - max(0.0, top - y)))
     return SmallWell(
         width=width,
         height=height,
         rim_y=bottom - size(settings.window),
         line_y=bottom - size(settings.limit),
         bottom_y=bottom,
+        top_y=top,
         bricks=tuple(bricks),
         overflow=at.overflow,
+        cut=y < top,
     )

@@ -585,11 +585,11 @@ def fault_sentence(
 ) -> str:
     values = {"name": name, **details}
     if kind == "overflow":
-        return _("%(name)s overflows the window on %(count)s calls, from call %(first)s.") % values
+        return _("%(name)s overflows the window from call %(first)s (overflowing calls: %(count)s).") % values
     if kind == "lost":
         return _("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed.") % values
     if kind == "invalid":
-        return _("%(name)s sends %(count)s requests an API would refuse (a tool result without its call), from call %(first)s.") % values
+        return _("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s).") % values
     parts = _("%(name)s keeps everything but costs $%(cost).4f more") % values
     if "summarizer" in details:
         parts += " " + _("(its summaries cost %(summarizer)s tokens)") % {"summarizer": number(details["summarizer"])}
