@@ -50,9 +50,11 @@ def test_higher_requests_are_drawn_higher_and_rules_sit_at_window_and_line():
 @hypothesis_settings(max_examples=50, deadline=None)
 def test_end_labels_never_overlap_and_stay_inside(call, width, height):
     chart = request_chart(BIKE, call, width=width, height=height)
-    ys = sorted(s.label_y for s in chart.series)
-    assert all(b - a >= LABEL_GAP - 1e-9 for a, b in zip(ys, ys[1:]))
-    assert all(chart.top <= y <= chart.bottom for y in ys)
+    labels = sorted(chart.series, key=lambda s: s.label_y)
+    for a, b in zip(labels, labels[1:]):
+        assert b.label_y - a.label_y >= LABEL_GAP * len(a.lines) - 1e-9
+    for s in labels:
+        assert chart.top <= s.label_y and s.label_y + LABEL_GAP * (len(s.lines) - 1) <= chart.bottom + 1e-9
     assert chart.left <= chart.current_x <= chart.right
 
 
@@ -90,3 +92,26 @@ def test_a_runaway_request_is_cut_at_the_top_and_does_not_shrink_the_other_wells
     # The window keeps most of the picture: 1 / (1 + headroom) of its height.
     assert (none.bottom_y - none.rim_y) / (none.bottom_y - none.top_y) == pytest.approx(1 / 1.6)
     assert not small_well(tight, tight.column("drop"), 1).cut
+
+
+def test_a_line_drawn_for_a_bigger_window_than_the_models_is_pinned_above_the_chart():
+    scenario = open_scenario("real-window")
+    comparison = compare(scenario)
+    settings = comparison.settings
+    assert settings.limit > settings.real_window  # the lesson: the line is never reached
+    chart = request_chart(comparison, 6)
+    window, line = chart.rules
+    assert window.tokens == settings.real_window and not window.above
+    assert line.above and line.y == chart.top
+    overflowing = [p for s in chart.series for p in s.points if p.overflow]
+    assert overflowing and all(p.y < window.y for p in overflowing)
+    well = small_well(comparison, comparison.columns[0], 6)
+    assert well.line_y == well.top_y < well.rim_y
+
+
+
+def test_a_long_list_of_names_wraps_into_lines_that_fit_the_label_area():
+    comparison = compare(open_scenario("real-window"))  # every strategy sends the same requests
+    [series] = request_chart(comparison, 6).series
+    assert ", ".join(series.lines).replace(",,", ",") == series.names
+    assert len(series.lines) > 1 and all(len(line) <= 25 for line in series.lines)

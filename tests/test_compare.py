@@ -15,16 +15,16 @@ from webapp.core.compare import (
     cache_hits,
     compare,
     comparison_json,
+    describe,
     parse_pricing,
-    request_problems,
     variants,
 )
 from webapp.core.history import Block
 from webapp.core.library import open_scenario
 from webapp.core.replay import replay
-from webapp.core.scenarios import parse_scenario_toml
+from webapp.core.scenarios import parse_scenario_toml, tool_pair_problems
 from webapp.core.settings import STRATEGIES, SettingsError
-from webapp.core.strategies import LEVELS
+from webapp.core.strategies import BREAKS_TOOL_PAIRS, LEVELS
 from webapp.core.tokens import get_counter
 
 # With a tiktoken counter a block's tokens are its units, so hand-computed cases stay readable.
@@ -185,7 +185,11 @@ def test_append_only_replay_caches_the_whole_previous_request_rounded_per_128(sc
         assert hit.cached <= call.tokens
 
 
-# --- Request validity ------------------------------------------------------------------------
+# --- Request validity (the engine's check, which the comparison reports) --------------------
+
+
+def request_problems(request):
+    return [f"{where}: {what}" for where, what in tool_pair_problems(request)]
 
 
 def call_message(*ids):
@@ -321,13 +325,26 @@ def test_facts_lost_name_the_first_call_that_needed_them():
 @pytest.mark.parametrize("cache", ["openai", "anthropic"])
 def test_the_verdict_is_the_cheapest_sound_column(cache):
     comparison = compare(open_scenario("bike-shop"), pricing=Pricing(cache=cache))
-    sound = [c for c in comparison.columns if not c.facts_lost and not c.overflows and c.valid_requests]
+    sound = [
+        c
+        for c in comparison.columns
+        if not c.facts_lost and not c.overflows and not c.no_room_calls and c.valid_requests and c.strategy not in BREAKS_TOOL_PAIRS
+    ]
     cheapest = min(c.bill.cost for c in sound)
     winner = comparison.column(comparison.verdict.winner)
     assert winner.bill.cost == cheapest
     for key, faults in comparison.verdict.faults.items():
         if comparison.column(key) in sound:
             assert faults[0][0] == "dearer" and faults[0][1]["cost"] > 0
+
+
+def test_a_strategy_that_breaks_pairs_by_design_is_never_the_advice_even_when_it_got_lucky():
+    comparison = compare(open_scenario("receipt"))
+    naive = comparison.column("naive-drop")
+    assert naive.sound  # on this chat its drops happened to keep every pair whole
+    assert comparison.verdict.winner != "naive-drop"
+    assert comparison.verdict.faults["naive-drop"] == [("by_luck", {})]
+    assert any("by luck" in line for line in describe(comparison))
 
 
 def test_breakpoint_caching_makes_the_uncompacted_chat_cheapest_on_the_bike_shop():

@@ -8,14 +8,15 @@ label. The template puts the same figures in a table for screen readers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .compare import Column, Comparison, label
 
 # Dash patterns (SVG stroke-dasharray) and marker shapes, in the order lines are drawn.
 DASHES = ("", "8 4", "2 3", "10 3 2 3", "4 4", "12 4 2 4 2 4", "1 5")
 MARKERS = ("circle", "square", "triangle", "diamond", "cross", "bar", "plus")
-LABEL_GAP = 13  # smallest vertical distance between two end labels, in pixels
+LABEL_GAP = 13  # height of one line of an end label, in pixels
+LABEL_CHARS = 24  # longest line of an end label; longer lists of names wrap
 
 
 @dataclass(frozen=True)
@@ -24,12 +25,14 @@ class Point:
     tokens: int
     x: float
     y: float
+    overflow: bool  # the provider rejects this request
 
 
 @dataclass(frozen=True)
 class Series:
     keys: tuple[str, ...]  # the columns drawn by this line (identical requests)
-    names: str  # their labels, for the end label
+    names: str  # their labels, for the end label and the table
+    lines: tuple[str, ...]  # the end label, wrapped
     points: tuple[Point, ...]
     dash: str
     marker: str
@@ -49,7 +52,8 @@ class Series:
 class Rule:
     y: float
     tokens: float
-    kind: str  # "window" or "line"
+    kind: str  # "window" (the model's real window) or "line" (where compaction starts)
+    above: bool = False  # beyond the top of the chart, drawn at its edge
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ def request_chart(comparison: Comparison, call: int, width: int = 780, height: i
     left, top, bottom = 64.0, 16.0, height - 36.0
     right = width - label_width
     peak = max((column.peak_tokens for column in comparison.columns), default=0)
-    top_tokens = _nice_ceiling(max(peak, settings.window) * 1.08)
+    top_tokens = _nice_ceiling(max(peak, settings.real_window) * 1.08)
     count = comparison.call_count
 
     def x_of(number: int) -> float:
@@ -92,11 +96,12 @@ def request_chart(comparison: Comparison, call: int, width: int = 780, height: i
     groups = _identical(comparison.columns)
     series = []
     for style, group in enumerate(groups):
-        points = tuple(Point(c.number, c.tokens, x_of(c.number), y_of(c.tokens)) for c in group[0].calls)
+        points = tuple(Point(c.number, c.tokens, x_of(c.number), y_of(c.tokens), c.overflow) for c in group[0].calls)
         series.append(
             Series(
                 keys=tuple(column.key for column in group),
                 names=", ".join(label(column) for column in group),
+                lines=_wrap([label(column) for column in group]),
                 points=points,
                 dash=DASHES[style % len(DASHES)],
                 marker=MARKERS[style % len(MARKERS)],
@@ -105,7 +110,11 @@ def request_chart(comparison: Comparison, call: int, width: int = 780, height: i
             )
         )
     series = _spread_labels(series, top + 4, bottom)
-    rules = (Rule(y_of(settings.window), settings.window, "window"), Rule(y_of(settings.limit), settings.limit, "line"))
+    # A line drawn for a window larger than the model's may be far above every request.
+    rules = tuple(
+        Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens)
+        for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))
+    )
     step = _nice_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
@@ -130,19 +139,32 @@ def _spread_labels(series: list[Series], top: float, bottom: float) -> list[Seri
     """Move end labels apart so none overlaps, keeping their order from top to bottom."""
     order = sorted(range(len(series)), key=lambda i: series[i].label_y)
     ys = [series[i].label_y for i in order]
+    heights = [LABEL_GAP * len(series[i].lines) for i in order]  # a label spans its lines
     for k in range(1, len(ys)):
-        ys[k] = max(ys[k], ys[k - 1] + LABEL_GAP)
-    overflow = ys[-1] - bottom if ys else 0
+        ys[k] = max(ys[k], ys[k - 1] + heights[k - 1])
+    overflow = ys[-1] + heights[-1] - LABEL_GAP - bottom if ys else 0
     if overflow > 0:
         ys[-1] -= overflow
         for k in range(len(ys) - 2, -1, -1):
-            ys[k] = min(ys[k], ys[k + 1] - LABEL_GAP)
+            ys[k] = min(ys[k], ys[k + 1] - heights[k])
     ys = [max(y, top) for y in ys]
     placed = list(series)
     for i, y in zip(order, ys):
-        s = series[i]
-        placed[i] = Series(s.keys, s.names, s.points, s.dash, s.marker, s.style, y)
+        placed[i] = replace(series[i], label_y=y)
     return placed
+
+
+def _wrap(names: list[str]) -> tuple[str, ...]:
+    """Names joined by commas, in lines of at most LABEL_CHARS characters where possible."""
+    lines: list[str] = []
+    for name in names:
+        if lines and len(lines[-1]) + 2 + len(name) <= LABEL_CHARS:
+            lines[-1] += ", " + name
+        else:
+            if lines:
+                lines[-1] += ","
+            lines.append(name)
+    return tuple(lines)
 
 
 def _nice_step(raw: float) -> int:
@@ -191,8 +213,8 @@ class Brick:
 class SmallWell:
     width: int
     height: int
-    rim_y: float  # the window
-    line_y: float  # the red line
+    rim_y: float  # the model's real window
+    line_y: float  # the red line, at the top of the picture when it is above it
     bottom_y: float
     top_y: float  # the top of the picture: a stack that reaches it is cut there
     bricks: tuple[Brick, ...]
@@ -211,7 +233,8 @@ def small_well(comparison: Comparison, column: Column, call: int, width: int = 5
     a glance. Bricks above the top of the picture are cut at it."""
     settings = comparison.settings
     peak = max((c.peak_tokens for c in comparison.columns), default=0)
-    scale_top = min(max(settings.window, peak), settings.window * (1 + HEADROOM))
+    window = settings.real_window
+    scale_top = min(max(window, peak), window * (1 + HEADROOM))
     top, bottom = 4.0, float(height - 2)
 
     def size(tokens: float) -> float:
@@ -231,8 +254,8 @@ def small_well(comparison: Comparison, column: Column, call: int, width: int = 5
     return SmallWell(
         width=width,
         height=height,
-        rim_y=bottom - size(settings.window),
-        line_y=bottom - size(settings.limit),
+        rim_y=bottom - size(window),
+        line_y=max(top, bottom - size(settings.limit)),
         bottom_y=bottom,
         top_y=top,
         bricks=tuple(bricks),

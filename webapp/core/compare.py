@@ -51,10 +51,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .history import Block
 from .replay import Call, Replay, replay
-from .scenarios import Fact, Scenario, tool_pair_problems
+from .scenarios import Fact, Scenario
 from .settings import STRATEGIES, Settings, SettingsError
-from .strategies import LEVELS, summarize_level
-from .tokens import Counter, Message, get_counter
+from .strategies import BREAKS_TOOL_PAIRS, LEVELS, summarize_level
+from .tokens import Counter, get_counter
 
 # --- Prompt-cache models ---------------------------------------------------------------------
 
@@ -276,19 +276,6 @@ def bill(pricing: Pricing, sent: int, cached: int, written: int, output: int) ->
     return Bill(uncached, cached, written, output, cost)
 
 
-# --- Request validity ------------------------------------------------------------------------
-
-
-def request_problems(request: Sequence[Message]) -> list[str]:
-    """Why an API would refuse this request's tool messages, in words; empty when valid.
-
-    A tool result must follow the assistant message that made its call (only other results in
-    between), and every call of an assistant message must get its result before the next
-    message that is not a tool result.
-    """
-    return [f"{where}: {what}" for where, what in tool_pair_problems(list(request), "request")]
-
-
 # --- The comparison --------------------------------------------------------------------------
 
 
@@ -311,7 +298,7 @@ class Column:
     settings: Settings
     result: Replay
     hits: list[CacheHit]
-    invalid: dict[int, list[str]]  # call number -> problems
+    invalid: dict[int, list[str]]  # call number -> why an API would refuse its request
     facts: list[FactFate]
     bill: Bill
 
@@ -353,6 +340,11 @@ class Column:
         return len(self.overflow_calls)
 
     @property
+    def no_room_calls(self) -> list[int]:
+        """Calls whose request fits the window but leaves the reply no room."""
+        return [call.number for call in self.calls if call.no_room_for_reply]
+
+    @property
     def summarizer_input(self) -> int:
         return sum(call.compaction.summarizer_input for call in self.calls if call.compaction is not None)
 
@@ -382,8 +374,15 @@ class Column:
 
     @property
     def sound(self) -> bool:
-        """Keeps every critical fact while it is needed, never overflows, always valid."""
-        return not self.facts_lost and not self.overflows and self.valid_requests
+        """Keeps every critical fact while it is needed, never overflows, always leaves the
+        reply room, and sends only requests an API accepts."""
+        return not self.facts_lost and not self.overflows and not self.no_room_calls and self.valid_requests
+
+    @property
+    def recommendable(self) -> bool:
+        """Sound on this chat, and sound by design: it never separates a tool call from its
+        results, so being valid here was not luck."""
+        return self.sound and self.strategy not in BREAKS_TOOL_PAIRS
 
     def sends_same_as(self, other: Column) -> bool:
         """Identical requests on every call (and so identical figures)."""
@@ -414,12 +413,12 @@ def variants(settings: Settings) -> list[Settings]:
 
 @dataclass
 class Verdict:
-    """The cheapest sound strategy, and what the others got wrong, as data; `describe`
+    """The cheapest recommendable strategy, and what the others got wrong, as data; `describe`
     turns it into sentences."""
 
-    winner: str | None  # column key; None when no strategy is sound
-    ties: list[str]  # other sound columns that send exactly the same requests
-    fewest_tokens: str | None  # the sound column with the smallest SENT, when not the winner
+    winner: str | None  # column key; None when no strategy is recommendable
+    ties: list[str]  # other recommendable columns that send exactly the same requests
+    fewest_tokens: str | None  # the recommendable column with the smallest SENT, if not the winner
     faults: dict[str, list[tuple[str, dict]]]  # column key -> [(kind, details)]
 
 
@@ -457,7 +456,7 @@ def compare(
     for variant in variants(settings):
         result = run(scenario, variant)
         hits = cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model)
-        invalid = invalid_requests(result)
+        invalid = {call.number: list(call.problems) for call in result.calls if call.problems}
         last = result.calls[-1] if result.calls else None
         columns.append(
             Column(
@@ -479,22 +478,6 @@ def compare(
     return Comparison(scenario, settings, pricing, columns)
 
 
-def invalid_requests(result: Replay) -> dict[int, list[str]]:
-    """Call number -> why an API would refuse its request.
-
-    A request is checked when compaction changed the history or the previous request was
-    refused: otherwise it is the previous request plus the script's next messages, whose
-    pairs the scenario loader has already checked, so it is valid too.
-    """
-    invalid: dict[int, list[str]] = {}
-    for call in result.calls:
-        if call.number == 1 or call.compaction is not None or call.number - 1 in invalid:
-            problems = request_problems(call.request(result.scenario.system))
-            if problems:
-                invalid[call.number] = problems
-    return invalid
-
-
 def fact_fates(facts: list[Fact], calls: list[Call]) -> list[FactFate]:
     fates = []
     for index, fact in enumerate(facts):
@@ -510,20 +493,24 @@ def judge(columns: list[Column]) -> Verdict:
         found = []
         if column.overflows:
             found.append(("overflow", {"count": column.overflows, "first": column.overflow_calls[0]}))
+        if column.no_room_calls:
+            found.append(("no_room", {"count": len(column.no_room_calls), "first": column.no_room_calls[0]}))
         for fate in column.facts_lost:
             found.append(("lost", {"label": fate.fact.label or fate.fact.text, "call": fate.lost_from}))
         if column.invalid:
             found.append(("invalid", {"count": len(column.invalid), "first": min(column.invalid)}))
+        if column.sound and not column.recommendable:
+            found.append(("by_luck", {}))
         if found:
             faults[column.key] = found
-    sound = [column for column in columns if column.sound]
-    if not sound:
+    candidates = [column for column in columns if column.recommendable]
+    if not candidates:
         return Verdict(None, [], None, faults)
     # Registry order breaks ties, so the simpler strategy wins an equal bill.
-    winner = min(sound, key=lambda column: round(column.bill.cost, 9))
-    ties = [column.key for column in sound if column is not winner and column.sends_same_as(winner)]
-    fewest = min(sound, key=lambda column: column.sent_total)
-    for column in sound:
+    winner = min(candidates, key=lambda column: round(column.bill.cost, 9))
+    ties = [column.key for column in candidates if column is not winner and column.sends_same_as(winner)]
+    fewest = min(candidates, key=lambda column: column.sent_total)
+    for column in candidates:
         if column is winner or column.key in ties:
             continue
         extra = {"cost": column.bill.cost - winner.bill.cost, "sent": column.sent_total - winner.sent_total}
@@ -548,7 +535,9 @@ def describe(
     verdict = comparison.verdict
     lines = []
     if verdict.winner is None:
-        lines.append(_("No strategy keeps every critical fact without overflowing at these settings."))
+        lines.append(
+            _("No strategy is safe at these settings: each one overflows, loses a critical fact, leaves the reply no room or sends a request an API would refuse.")
+        )
     else:
         winner = comparison.column(verdict.winner)
         text = _("Cheapest safe choice: %(name)s, $%(cost).4f for %(sent)s tokens sent (%(cached)s from the cache).") % {
@@ -586,6 +575,10 @@ def fault_sentence(
     values = {"name": name, **details}
     if kind == "overflow":
         return _("%(name)s overflows the window from call %(first)s (overflowing calls: %(count)s).") % values
+    if kind == "by_luck":
+        return _("%(name)s stayed valid on this chat by luck: it may separate a tool call from its result, so it is never the advice.") % values
+    if kind == "no_room":
+        return _("%(name)s leaves the reply no room from call %(first)s (such calls: %(count)s).") % values
     if kind == "lost":
         return _("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed.") % values
     if kind == "invalid":
@@ -633,6 +626,7 @@ def summary_row(column: Column, call: int) -> dict[str, object]:
         "compactions": column.compactions,
         "futile_compactions": column.futile_compactions,
         "overflows": column.overflows,
+        "no_room_for_reply": len(column.no_room_calls),
         "peak_tokens": column.peak_tokens,
         "summarizer_input": column.summarizer_input,
         "summarizer_output": column.summarizer_output,
@@ -672,8 +666,10 @@ def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str
                     "cached": hit.cached,
                     "written": hit.written,
                     "compacted": item.compaction is not None and item.compaction.changed,
+                    "provider_tokens": item.provider_tokens,
                     "overflow": item.overflow,
-                    "valid": item.number not in column.invalid,
+                    "no_room_for_reply": item.no_room_for_reply,
+                    "valid": item.valid,
                     "facts_present": [fate.present[item.number - 1] for fate in column.facts],
                 }
                 for item, hit in zip(column.calls, column.hits)
@@ -685,6 +681,7 @@ def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str
         "scenario": comparison.scenario.id,
         "title": comparison.scenario.text("title"),
         "settings": comparison.settings.model_dump(exclude={"strategy", "keep_facts"}),
+        "real_window": comparison.settings.real_window,
         "pricing": {
             **pricing.model_dump(),
             "cached_share": pricing.share,

@@ -218,6 +218,9 @@ LEVELS: dict[str, tuple[Level, ...]] = {
     "summarize": (summarize_level,),
     "naive-drop": (naive_drop_level,),
 }
+# Strategies that may separate a tool call from its results, on purpose: a comparison never
+# recommends one, even on a chat where its requests happened to stay valid.
+BREAKS_TOOL_PAIRS = frozenset({"naive-drop"})
 
 
 def compact(history: list[Block], units: int, context: Context) -> tuple[list[Block], int, Compaction | None]:
