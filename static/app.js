@@ -2,7 +2,7 @@
 // does is exactly what the link does (an HTMX swap, or a plain navigation without htmx).
 (function () {
   "use strict";
-  var KEYS = { ArrowLeft: "step-prev", ArrowRight: "step-next", Home: "step-first", End: "step-last", " ": "play-toggle" };
+  var KEYS = { ArrowLeft: "step-prev", ArrowRight: "step-next", Home: "step-first", End: "step-last", " ": "play-toggle", n: "step-event" };
 
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;

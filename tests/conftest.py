@@ -24,10 +24,10 @@ CHROMIUM_ARGS = [
 
 
 @pytest.fixture
-def app():
+def app(tmp_path):
     from webapp import create_app
 
-    return create_app({"TESTING": True})
+    return create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path / "transcripts")})
 
 
 @pytest.fixture
@@ -36,13 +36,14 @@ def client(app):
 
 
 @pytest.fixture(scope="session")
-def live_server():
+def live_server(tmp_path_factory):
     """The app served on a free loopback port for the whole session; yields its base URL."""
     from werkzeug.serving import make_server
 
     from webapp import create_app
 
-    server = make_server("127.0.0.1", 0, create_app({"TESTING": True}), threaded=True)
+    transcripts = tmp_path_factory.mktemp("transcripts")
+    server = make_server("127.0.0.1", 0, create_app({"TESTING": True, "TRANSCRIPT_DIR": str(transcripts)}), threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"

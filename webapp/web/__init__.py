@@ -18,6 +18,7 @@ from werkzeug.exceptions import HTTPException
 from ..core.library import SCENARIOS_DIR
 from ..core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from ..core.scenarios import LANGUAGES, load_library
+from ..core.transcript_store import TranscriptStore
 from .replays import ReplayCache
 from .viewstate import StateError
 
@@ -61,6 +62,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     )
     if test_config:
         app.config.from_mapping(test_config)
+    # Pasted transcripts (README: "Bring your own transcript"): a directory several servers
+    # can share, a cap per transcript and a cap for the whole store.
+    app.config.setdefault("TRANSCRIPT_DIR", str(Path(app.instance_path) / "transcripts"))
+    app.config.setdefault("TRANSCRIPT_MAX_BYTES", 1_000_000)
+    app.config.setdefault("TRANSCRIPT_STORE_MAX_BYTES", 256 * 1024 * 1024)
 
     Babel(app, locale_selector=select_locale)
     app.extensions["scenario_library"] = load_library(Path(app.config["SCENARIOS_DIR"]))
@@ -68,12 +74,17 @@ def create_app(test_config: dict | None = None) -> Flask:
     endpoint = summarizer_config(app.config)
     summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
     app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"], summarizer)
+    app.extensions["transcript_store"] = TranscriptStore(
+        Path(app.config["TRANSCRIPT_DIR"]), app.config["TRANSCRIPT_MAX_BYTES"], app.config["TRANSCRIPT_STORE_MAX_BYTES"]
+    )
 
     from .compare import blueprint as compare_panel
+    from .transcripts import blueprint as transcripts
     from .views import web
 
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
+    app.register_blueprint(transcripts)
     app.jinja_env.globals.update(
         go=go, oob_attr=oob_attr, tokens=tokens, lang_url=lang_url, current_lang=lambda: str(get_locale()), LANGUAGE_NAMES=LANGUAGE_NAMES
     )

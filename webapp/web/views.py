@@ -12,6 +12,7 @@ from jinja2_fragments.flask import render_blocks
 from ..core.replay import Call, Event, Replay
 from ..core.serialize import call_json
 from ..core.settings import COUNTER_NAMES, STRATEGIES
+from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text
 from .viewstate import SPEEDS, StateError, ViewState, read_view
 from .well import block_label, draw, last_seen, tool_names
@@ -19,7 +20,9 @@ from .well import block_label, draw, last_seen, tool_names
 web = Blueprint("web", __name__)
 
 # Blocks of play.html an HTMX step swaps: the well's panel is the target, the rest go out of band.
-FRAGMENT_BLOCKS = ["title_tag", "well_panel", "narration", "summary", "stepper", "detail", "bill", "events", "chat", "warnings"]
+FRAGMENT_BLOCKS = [
+    "title_tag", "well_panel", "narration", "summary", "stepper", "detail", "bill", "events", "chat", "warnings", "settings_code",
+]
 
 
 def replay_for(view: ViewState) -> Replay:
@@ -88,6 +91,8 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "log": event_log(result, view.call),
         "chat": chat(result, view.call),
         "narration": narration(view.scenario.narration.get(view.call, {}), lang),
+        "next_event": next_event(result, view.call),
+        "code": settings_code(view.settings),
         "sentence": call_sentence(result, call),
         "requests": request_starts(result),
         "selected": selected,
@@ -95,6 +100,22 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "counters": {name: COUNTERS[name].label for name in COUNTER_NAMES},
         "speeds": list(SPEEDS),
     }
+
+
+def happens(result: Replay, call: Call) -> bool:
+    """Something worth stopping at: narration, a compaction, or a request the provider rejects."""
+    return bool(
+        call.number in result.scenario.narration
+        or (call.compaction is not None and call.compaction.changed)
+        or call.overflow
+        or not call.valid
+        or call.no_room_for_reply
+    )
+
+
+def next_event(result: Replay, number: int) -> int | None:
+    """The next call after `number` where something happens, for the "next thing" control."""
+    return next((call.number for call in result.calls[number:] if happens(result, call)), None)
 
 
 def narration(texts: dict[str, str], lang: str) -> str:

@@ -11,6 +11,7 @@ blocks above settle (an SVG transform attribute that a CSS animation takes back 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from flask_babel import format_number
@@ -51,6 +52,7 @@ class Shape:
     label_y: float | None = 0.0  # None: too small to label among so many (the table lists it)
     selected: bool = False
     was: float | None = None  # tokens before truncation
+    orphan: bool = False  # a tool result whose call is no longer sent: the API rejects the request
 
     @property
     def mid(self) -> float:
@@ -216,6 +218,7 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
         height=floor_h,
     )
     shapes = [floor]
+    orphans = orphan_results(call.problems, blocks)
     for index, block in enumerate(blocks):
         kind, label = block_label(block, names)
         y, height = after[block.id]
@@ -234,6 +237,7 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
         )
         if block.state == "truncated":
             shape.was = replay.block_tokens(originals[block.id])
+        shape.orphan = block.id in orphans
         if animated and block.id in before:
             old_y, old_h = before[block.id]
             # Settle from where its bottom was: a shrunk block stays on what was under it.
@@ -299,6 +303,20 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
     )
 
 
+ORPHAN = re.compile(r"^messages\[(\d+)\]\.tool_call_id:")
+
+
+def orphan_results(problems: tuple[str, ...], blocks: list[Block]) -> set[str]:
+    """Ids of the tool results a request sends without their call. The problems index the
+    request as sent, system prompt first, so message i is block i - 1."""
+    found = set()
+    for problem in problems:
+        match = ORPHAN.match(problem)
+        if match and 0 < int(match.group(1)) <= len(blocks):
+            found.add(blocks[int(match.group(1)) - 1].id)
+    return found
+
+
 def _traces(replay: Replay, number: int, blocks: list[Block], after: dict, floor_top: float) -> list[Trace]:
     """Dropped messages, grouped by where they were, each group a trace at that boundary."""
     summarized = {i for b in blocks for i in b.replaces}
@@ -335,6 +353,8 @@ def _accessible_name(shape: Shape) -> str:
         "truncated": _("truncated to a note (was %(was)s tokens)", was=format_number(round(shape.was or 0))),
         "summary": _("a summary"),
     }.get(shape.state, shape.state)
+    if shape.orphan:
+        state += ", " + _("its call is gone: the API rejects the request")
     return _("%(label)s, %(tokens)s tokens, %(state)s, %(where)s", label=shape.label, tokens=tokens, state=state, where=where)
 
 
