@@ -206,3 +206,10 @@ def test_the_store_evicts_the_least_recently_used(tmp_path):
     assert store.path(names[0]).exists() and store.path(names[2]).exists()
     assert not store.path(names[1]).exists()  # the least recently used went
     assert store.load(names[1]) is None
+
+
+def test_the_orphaned_results_are_marked_in_the_well(client):
+    page = text(client.get("/play/tool-pairs?call=5"))
+    assert page.count("⚠ its call is gone") == 3
+    assert len(re.findall(r'id="block-m(?:3|4|5)" class="block kind-tool state-original orphan', page)) == 3
+    assert "orphan" not in text(client.get("/play/tool-pairs?call=5&strategy=drop")).split('class="legend"')[0]
