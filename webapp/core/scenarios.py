@@ -317,11 +317,34 @@ def _entry_message(entry: UserEntry | AssistantEntry | ToolEntry) -> Message:
     return message
 
 
+# Real chats nest a few levels (a JSON schema a dozen). Far deeper input is refused at load,
+# since rendering or re-encoding it later (in a web request) would exhaust the stack.
+MAX_NESTING = 64
+
+
+def _nesting_problems(value: Any) -> list[tuple[str, str]]:
+    """A problem when lists and tables nest deeper than MAX_NESTING (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > MAX_NESTING:
+            return [("", f"lists and objects nest more than {MAX_NESTING} levels deep")]
+        stack.extend((child, depth + 1) for child in children)
+    return []
+
+
 def parse_scenario_toml(text: str, source: str) -> Scenario:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(source, [("", f"not valid TOML: {error}")]) from None
+    except RecursionError:
+        raise ScenarioError(source, [("", f"not valid TOML: nested too deep (at most {MAX_NESTING} levels)")]) from None
+    if too_deep := _nesting_problems(raw):
+        raise ScenarioError(source, too_deep)
     try:
         spec = ScenarioFile.model_validate(raw)
     except ValidationError as error:
@@ -347,7 +370,7 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
                 if isinstance(call.arguments, str):
                     try:
                         json.loads(call.arguments)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         problems.append((f"chat[{index}].tool_calls[{position}].arguments", "not valid JSON"))
     script = [
         ScriptMessage(f"m{index + 1}", message, getattr(entry, "digest", None))
@@ -411,6 +434,8 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
         raw = {"messages": raw}
     if not isinstance(raw, dict):
         raise ScenarioError(source, [("", 'expected a JSON list of messages, or an object with "messages"')])
+    if too_deep := _nesting_problems(raw):
+        raise ScenarioError(source, too_deep)
     try:
         transcript = Transcript.model_validate(raw)
     except ValidationError as error:
@@ -430,6 +455,8 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
             function = call.get("function") if isinstance(call, dict) else None
             if not isinstance(function, dict) or not isinstance(function.get("name"), str):
                 problems.append((f"messages[{index}].tool_calls[{position}].function.name", "a tool call needs a function name"))
+            elif not isinstance(function.get("arguments", ""), str):
+                problems.append((f"messages[{index}].tool_calls[{position}].function.arguments", "the arguments must be a JSON string, as the API sends them"))
     # Pair problems are reported with indexes into the input as given.
     offset_problems = tool_pair_problems(originals[start:], "messages")
     problems += [(_shift(where, start), what) for where, what in offset_problems]
