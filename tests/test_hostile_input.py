@@ -1,0 +1,337 @@
+"""Hostile input through the web app: a scenario and a transcript whose every text is an
+attack, a corpus of hostile values for every parameter of every route, and generated query
+strings. Every answer is a 2xx or a 4xx with a message, never a 5xx; nothing a scenario, a
+transcript or a URL holds reaches the page unescaped; every response carries the security
+headers."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from urllib.parse import quote, urlencode
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from webapp.web.compare import PRICING_PARAMS
+from webapp.web.viewstate import SETTING_PARAMS
+
+HX = {"HX-Request": "true"}
+
+# Each would run, inject or mislead if it reached the page as markup.
+ATTACKS = [
+    '<script>alert("s")</script>',
+    "<img src=x onerror=alert(1)>",
+    '" onmouseover="alert(2)" data-x="',
+    "' onfocus='alert(3)' autofocus='",
+    "</title></textarea></script><svg onload=alert(4)>",
+    "javascript:alert(5)",
+    "&lt;b&gt;entity&amp;",
+    "{{ 7*7 }}{% if 1 %}jinja{% endif %}",
+    "\u202eevil.exe\u202c \u200f rtl",
+]
+ENTITY = "&lt;b&gt;entity&amp;"
+TEMPLATE = "{{ 7*7 }}"
+MEGABYTE_LINE = "x" * 1_000_000
+TEXT = " ".join(ATTACKS)
+NUL = " nul:\u0000:"
+
+
+def toml_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string (\u escapes included) is a TOML basic string
+
+
+HOSTILE_TOML = f"""
+id = "hostile"
+title = {{ en = {toml_string("Title " + TEXT)}, fr = {toml_string("Titre " + TEXT)} }}
+lesson = {toml_string("Lesson " + TEXT)}
+system = {toml_string("System " + TEXT + NUL)}
+
+[settings]
+window = 2000
+keep = 1
+strategy = "truncate-drop"
+
+[[tools]]
+name = "lookup"
+description = {toml_string(TEXT)}
+parameters = {{ type = "object", properties = {{ q = {{ type = "string", description = {toml_string(TEXT)} }} }} }}
+fetch_once = true
+
+[[facts]]
+text = {toml_string(ATTACKS[0])}
+label = {toml_string(ATTACKS[1])}
+needed_from_call = 2
+
+[[narration]]
+call = 2
+text = {toml_string(TEXT)}
+
+[[chat]]
+user = {toml_string("First " + TEXT + NUL)}
+digest = {toml_string("Digest " + TEXT)}
+
+[[chat]]
+assistant = {toml_string(TEXT)}
+tool_calls = [{{ id = {toml_string("call-" + ATTACKS[2])}, name = "lookup", arguments = {{ q = {toml_string(TEXT)} }} }}]
+
+[[chat]]
+tool = {toml_string("call-" + ATTACKS[2])}
+content = {toml_string(TEXT + " " + MEGABYTE_LINE)}
+
+[[chat]]
+assistant = {toml_string("Answer " + TEXT)}
+
+[[chat]]
+user = {toml_string("Second " + TEXT)}
+
+[[chat]]
+assistant = {toml_string("Last " + TEXT)}
+"""
+
+NESTED = json.loads("[" * 60 + json.dumps(TEXT) + "]" * 60)
+HOSTILE_TRANSCRIPT = {
+    "messages": [
+        {"role": "system", "content": "System " + TEXT},
+        {"role": "user", "content": [{"type": "text", "text": "Parts " + TEXT + NUL}], "name": "n" + ATTACKS[3], "meta": NESTED},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": ATTACKS[1], "type": "function", "function": {"name": "x" + ATTACKS[4], "arguments": json.dumps({"q": TEXT})}}]},
+        {"role": "tool", "tool_call_id": ATTACKS[1], "content": TEXT},
+        {"role": "assistant", "content": TEXT},
+    ],
+    "tools": [{"type": "function", "function": {"name": "x" + ATTACKS[4], "description": TEXT, "parameters": {"type": "object"}}}],
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_client(tmp_path_factory):
+    from webapp import create_app
+
+    directory = tmp_path_factory.mktemp("hostile")
+    (directory / "hostile.toml").write_text(HOSTILE_TOML, encoding="utf-8")
+    (directory / "hostile-transcript.json").write_text(json.dumps(HOSTILE_TRANSCRIPT), encoding="utf-8")
+    # A broken file whose name and error both carry markup: the home page lists it.
+    (directory / '<img src=x onerror=alert(6)>.toml').write_text(f'id = "broken"\n{toml_string(ATTACKS[0])} = 1\n', encoding="utf-8")
+    return create_app({"TESTING": True, "SCENARIOS_DIR": directory}).test_client()
+
+
+class Markup(HTMLParser):
+    """Collects what an attack would need: scripts, handlers, inline styles, script URLs."""
+
+    URL_ATTRIBUTES = {"href", "src", "action", "formaction", "hx-get", "hx-post", "xlink:href", "data"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+        self.in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.problems.append(f"<{tag} {name}=…>: an event handler attribute")
+            if name == "style":
+                self.problems.append(f"<{tag} style=…>: an inline style")
+            if name in self.URL_ATTRIBUTES and (value or "").strip().lower().startswith(("javascript:", "data:text")):
+                self.problems.append(f"<{tag} {name}={value[:40]!r}>: a script URL")
+        if tag == "script":
+            source = dict(attrs).get("src") or ""
+            if not source.startswith("/static/"):
+                self.problems.append(f"<script src={source!r}>: not the app's own script")
+            self.in_script = True
+        if tag in {"img", "iframe", "object", "embed", "base", "meta"} and tag != "meta":
+            self.problems.append(f"<{tag}>: the templates never use it, so it came from input")
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self.in_script = False
+
+    def handle_data(self, data):
+        if self.in_script and data.strip():
+            self.problems.append("an inline script body")
+
+
+def assert_safe(response) -> str:
+    """The response is a 2xx or a 4xx with a message, carries the security headers, and if it
+    is HTML holds no markup that came from input."""
+    assert response.status_code < 500, response.get_data(as_text=True)[:500]
+    assert_security_headers(response)
+    body = response.get_data(as_text=True)
+    if response.status_code >= 400:
+        assert "Traceback" not in body
+        if response.mimetype == "text/html":
+            assert 'class="panel problem"' in body and "<li>" in body, body[:500]
+    if response.mimetype == "text/html":
+        parser = Markup()
+        parser.feed(body)
+        assert parser.problems == []
+        for attack in ATTACKS:
+            if any(c in attack for c in "<>\"'&"):
+                assert attack not in body, f"{attack!r} is in the page unescaped"
+    else:
+        assert response.mimetype in {"application/json", "text/csv", "text/css", "text/javascript", "application/javascript", "text/plain", "image/svg+xml"}, response.mimetype
+    return body
+
+
+def assert_security_headers(response) -> None:
+    headers = response.headers
+    directives = dict((part.strip().split(" ", 1) + [""])[:2] for part in headers["Content-Security-Policy"].split(";") if part.strip())
+    assert directives["default-src"] == "'self'"
+    assert directives["script-src"] == "'self'", "only the app's own scripts: no inline script, no eval"
+    assert directives["style-src"] == "'self'", "only the app's own styles: no inline style"
+    assert directives["object-src"] == "'none'"
+    assert directives["frame-ancestors"] in {"'none'", "'self'"}
+    assert directives["base-uri"] in {"'none'", "'self'"}
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Referrer-Policy"] in {"no-referrer", "same-origin", "strict-origin", "strict-origin-when-cross-origin"}
+
+
+# --- A hostile scenario and transcript, on every page that shows them ------------------------
+
+
+def hostile_urls(client, scenario_id: str) -> list[str]:
+    data = client.get(f"/play/{scenario_id}.json").get_json()
+    calls = data["calls"]
+    urls = ["/", "/?lang=fr"]
+    for call in range(1, calls + 1):
+        current = client.get(f"/play/{scenario_id}.json?call={call}").get_json()["current"]
+        blocks = [block["id"] for block in current["blocks"]] + ["floor"]
+        urls += [f"/play/{scenario_id}?call={call}&block={block}" for block in blocks]
+        urls += [
+            f"/play/{scenario_id}?call={call}&lang=fr",
+            f"/play/{scenario_id}?call={call}&strategy=summarize&keep_facts=1",
+            f"/play/{scenario_id}?call={call}&strategy=naive-drop",
+            f"/play/{scenario_id}.json?call={call}&strategy=summarize",
+            f"/play/{scenario_id}/request.json?call={call}",
+            f"/compare/{scenario_id}?call={call}",
+            f"/compare/{scenario_id}.json?call={call}",
+            f"/compare/{scenario_id}.csv?call={call}",
+        ]
+    return urls
+
+
+@pytest.mark.parametrize("scenario_id", ["hostile", "hostile-transcript"])
+def test_every_text_of_a_hostile_scenario_is_escaped_on_every_page(hostile_client, scenario_id):
+    urls = hostile_urls(hostile_client, scenario_id)
+    shown = {"entity": False, "template": False}
+    for url in urls:
+        for headers in ({}, HX):
+            response = hostile_client.get(url, headers=headers)
+            assert response.status_code == 200, (url, response.get_data(as_text=True)[:300])
+            body = assert_safe(response)
+            if response.mimetype == "text/html":
+                # Shown as the literal text the scenario holds, not decoded, not evaluated.
+                shown["entity"] |= "&amp;lt;b&amp;gt;entity&amp;amp;" in body
+                shown["template"] |= TEMPLATE in body
+                assert "jinja{% endif %}" in body or "jinja" not in body
+    assert shown == {"entity": True, "template": True}
+
+
+def test_the_json_twin_keeps_hostile_text_exactly(hostile_client):
+    request = json.loads(hostile_client.get("/play/hostile/request.json?call=1").get_data(as_text=True))
+    assert request["messages"][0]["content"] == "System " + TEXT + NUL
+    assert request["messages"][1]["content"] == "First " + TEXT + NUL
+    transcript = json.loads(hostile_client.get("/play/hostile-transcript/request.json?call=1").get_data(as_text=True))
+    assert transcript["messages"][1] == HOSTILE_TRANSCRIPT["messages"][1]
+
+
+def test_the_megabyte_line_is_shown_escaped_when_selected(hostile_client):
+    response = hostile_client.get("/play/hostile?call=2&block=m3")
+    body = assert_safe(response)
+    assert "x" * 10_000 in body
+
+
+def test_a_broken_file_with_markup_in_its_name_and_error_is_listed_escaped(hostile_client):
+    body = assert_safe(hostile_client.get("/"))
+    assert "&lt;img src=x onerror=alert(6)&gt;.toml" in body
+    assert "&lt;script&gt;" in body
+
+
+# --- Hostile values for every parameter of every route ---------------------------------------
+
+ROUTES = [
+    "/play/bike-shop",
+    "/play/bike-shop.json",
+    "/play/bike-shop/request.json",
+    "/compare/bike-shop",
+    "/compare/bike-shop.json",
+    "/compare/bike-shop.csv",
+    "/",
+]
+PARAMS = [*SETTING_PARAMS, "call", "price", "block", "play", "speed", "lang", *PRICING_PARAMS, "unknown"]
+VALUES = [
+    *ATTACKS,
+    "",
+    " ",
+    "-1",
+    "0",
+    "1e309",
+    "-1e309",
+    "1e-320",
+    "nan",
+    "inf",
+    "99999999999999999999999999999",
+    "9" * 5000,
+    "0x10",
+    "1_000",
+    "٣",
+    "１",
+    "1.5",
+    "true",
+    "None",
+    "[]",
+    "{}",
+    "%00",
+    "\x00",
+    "\x7f\x1b[31m",
+    "é😀",
+    "../../etc/passwd",
+    "A" * 20_000,
+]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_every_parameter_with_every_hostile_value(client, route):
+    # HTMX asks for fragments of the HTML pages only.
+    variants = ({},) if route.endswith((".json", ".csv")) else ({}, HX)
+    for param in PARAMS:
+        for value in VALUES:
+            for headers in variants:
+                assert_safe(client.get(route, query_string={param: value}, headers=headers))
+    # Every parameter bad at once, and each repeated.
+    for value in VALUES:
+        assert_safe(client.get(route + "?" + urlencode([(param, value) for param in PARAMS] * 2)))
+
+
+@pytest.mark.parametrize("value", VALUES + ["..", ".", "bike-shop.", "BIKE-SHOP", "bike-shop/", "a" * 5000])
+@pytest.mark.parametrize("pattern", ["/play/{}", "/play/{}.json", "/play/{}/request.json", "/compare/{}", "/compare/{}.json", "/compare/{}.csv"])
+def test_hostile_scenario_ids_in_the_path(client, pattern, value):
+    url = pattern.format(quote(value, safe=""))
+    for headers in ({}, HX):
+        response = client.get(url, headers=headers)
+        assert response.status_code in {200, 308, 404}, (url, response.status_code)
+        assert_safe(response)
+
+
+def test_other_methods_are_refused_with_a_message(client):
+    for route in ROUTES:
+        for method in ("post", "put", "delete", "patch"):
+            response = getattr(client, method)(route, data={"window": ATTACKS[0]})
+            assert response.status_code == 405
+            assert_safe(response)
+
+
+def test_static_files_and_missing_ones_carry_the_headers(client):
+    for url in ["/static/app.js", "/static/app.css", "/static/vendor/htmx-2.0.11/htmx.min.js", "/static/nope.js", "/static/../webapp/__init__.py"]:
+        response = client.get(url)
+        assert response.status_code in {200, 404}
+        assert_safe(response)
+
+
+query_values = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+query_strings = st.lists(st.tuples(st.sampled_from(PARAMS) | query_values, st.sampled_from(VALUES) | query_values), max_size=8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(route=st.sampled_from(ROUTES), query=query_strings, htmx=st.booleans())
+def test_generated_query_strings_never_break_a_page(client, route, query, htmx):
+    assert_safe(client.get(route + "?" + urlencode(query), headers=HX if htmx else {}))
