@@ -6,14 +6,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .i18n import N_
+
 STRATEGIES = {
-    "none": "never compacts: watch the well overflow",
-    "truncate": "level 1: old tool results become a one-line note",
-    "drop": "level 2: old exchanges are dropped whole",
-    "truncate-drop": "level 1, then level 2 if that was not enough (the seed's compact())",
-    "summarize": "old exchanges become one summary message (costs a model call)",
-    "naive-drop": "deliberately broken, for the lesson: drops one message at a time, oldest first, "
-    "splitting tool calls from their results as some libraries do",
+    "none": N_("never compacts: watch the well overflow"),
+    "truncate": N_("level 1: old tool results become a one-line note"),
+    "drop": N_("level 2: old exchanges are dropped whole"),
+    "truncate-drop": N_("level 1, then level 2 if that was not enough (the seed's compact())"),
+    "summarize": N_("old exchanges become one summary message (costs a model call)"),
+    "naive-drop": N_(
+        "deliberately broken, for the lesson: drops one message at a time, oldest first, "
+        "splitting tool calls from their results as some libraries do"
+    ),
 }
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 

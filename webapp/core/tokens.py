@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from . import vocab
+from .i18n import N_
 
 Message = dict[str, Any]
 
@@ -68,7 +69,7 @@ class Counter(Protocol):
 
 class EstimateCounter:
     name = "estimate"
-    label = "chars / 4 (the seed's estimate)"
+    label = N_("chars / 4 (the seed's estimate)")
 
     def measure(self, message: Message) -> int:
         return len(json.dumps(message))

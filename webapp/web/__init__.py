@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Flask, render_template, request, url_for
-from flask_babel import Babel, format_number, get_locale
+from flask import Flask, render_template, request
+from flask_babel import Babel, format_number
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
 from markupsafe import Markup
@@ -19,6 +19,7 @@ from ..core.library import SCENARIOS_DIR
 from ..core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
+from .languages import html_lang, language_links, money, percent
 from .replays import ReplayCache
 from .viewstate import StateError
 
@@ -32,10 +33,6 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
-
-
-# Each language named in itself, for the language links.
-LANGUAGE_NAMES = {"en": "English", "fr": "Français", "zh": "中文"}
 
 
 def select_locale() -> str:
@@ -85,9 +82,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
     app.register_blueprint(transcripts)
-    app.jinja_env.globals.update(
-        go=go, oob_attr=oob_attr, tokens=tokens, lang_url=lang_url, current_lang=lambda: str(get_locale()), LANGUAGE_NAMES=LANGUAGE_NAMES
-    )
+    app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links)
+    app.jinja_env.filters.update(money=money, percent=percent)
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
 
     @app.after_request
@@ -138,15 +134,6 @@ def oob_attr(oob: bool, how: str = "true") -> Markup:
 def tokens(value: float) -> str:
     """A token count as people read it: whole, with the locale's grouping."""
     return format_number(round(value))
-
-
-def lang_url(code: str) -> str | None:
-    """This page's URL in language `code`, with every other parameter kept."""
-    if request.endpoint is None or request.url_rule is None:
-        return None
-    args = request.args.to_dict(flat=False)
-    args["lang"] = [code]
-    return url_for(request.endpoint, **(request.view_args or {}), **args)
 
 
 def error_page(status: int, problems: list[str]):

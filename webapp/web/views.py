@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Blueprint, current_app, jsonify, render_template, request
-from flask_babel import format_decimal, format_number, get_locale
+from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from jinja2_fragments.flask import render_blocks
 
@@ -14,6 +14,7 @@ from ..core.serialize import call_json
 from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text
+from .languages import percent
 from .viewstate import SPEEDS, StateError, ViewState, read_view
 from .well import block_label, draw, last_seen, tool_names
 
@@ -21,7 +22,8 @@ web = Blueprint("web", __name__)
 
 # Blocks of play.html an HTMX step swaps: the well's panel is the target, the rest go out of band.
 FRAGMENT_BLOCKS = [
-    "title_tag", "well_panel", "narration", "summary", "stepper", "detail", "bill", "events", "chat", "warnings", "settings_code",
+    "title_tag", "well_panel", "narration", "summary", "stepper", "detail", "bill", "events", "events_now", "chat", "warnings",
+    "settings_code", "languages",
 ]
 
 
@@ -58,7 +60,7 @@ def play_json(scenario_id: str):
     return jsonify(
         {
             "scenario": view.scenario.id,
-            "title": view.scenario.text("title", view.lang or "en"),
+            "title": view.scenario.text("title", str(get_locale())),
             "settings": view.settings.model_dump(),
             "call": view.call,
             "calls": len(result.calls),
@@ -96,8 +98,8 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "sentence": call_sentence(result, call),
         "requests": request_starts(result),
         "selected": selected,
-        "strategies": STRATEGIES,
-        "counters": {name: COUNTERS[name].label for name in COUNTER_NAMES},
+        "strategies": {name: _(description) for name, description in STRATEGIES.items()},
+        "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},
         "speeds": list(SPEEDS),
     }
 
@@ -216,14 +218,13 @@ def request_starts(result: Replay) -> list[tuple[int, int]]:
 
 def call_sentence(result: Replay, call: Call) -> str:
     """One sentence that says what this call did, for the live region."""
-    share = format_decimal(call.tokens / result.settings.window * 100, format="#,##0")
     base = _(
-        "Call %(call)s of %(calls)s, request %(request)s: %(tokens)s tokens sent, %(share)s%% of the window.",
+        "Call %(call)s of %(calls)s, request %(request)s: %(tokens)s tokens sent, %(share)s of the window.",
         call=call.number,
         calls=len(result.calls),
         request=call.request_number,
         tokens=format_number(call.tokens),
-        share=share,
+        share=percent(call.tokens / result.settings.window),
     )
     compaction = call.compaction
     if compaction is not None:
@@ -262,7 +263,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
             "tools": [t.get("function", t).get("name", "") for t in tools],
             "tool_calls": [],
             "counts": [
-                (name, counter.label, round(counter.block_tokens(counter.measure_floor(content, tools))))
+                (name, _(counter.label), round(counter.block_tokens(counter.measure_floor(content, tools))))
                 for name, counter in COUNTERS.items()
             ],
             "note": _("The estimate counter, like the seed, counts the system prompt only, not the tool definitions."),
@@ -291,6 +292,6 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
         "content": block.text,
         "tool_calls": calls,
         "tools": [],
-        "counts": [(name, counter.label, round(counter.block_tokens(counter.measure(block.message)))) for name, counter in COUNTERS.items()],
+        "counts": [(name, _(counter.label), round(counter.block_tokens(counter.measure(block.message)))) for name, counter in COUNTERS.items()],
         "note": note,
     }

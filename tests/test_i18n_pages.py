@@ -1,0 +1,133 @@
+"""The pages in English, French and Chinese: how the language is chosen, the picker, numbers
+and money in the language's format, and scenario texts in the page's language."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from webapp import create_app
+from webapp.core.library import SCENARIOS_DIR
+
+PLAY = "/play/bike-shop"
+NNBSP = "\u202f"  # French groups thousands with a narrow no-break space
+
+
+def text(response) -> str:
+    assert response.status_code == 200, response.status_code
+    return response.get_data(as_text=True)
+
+
+def html_lang(page: str) -> str:
+    return re.search(r'<html lang="([^"]+)"', page).group(1)
+
+
+@pytest.mark.parametrize(
+    "header, tag, heading",
+    [
+        ("fr-FR,fr;q=0.9,en;q=0.5", "fr", "Choisissez un scénario"),
+        ("zh-CN,zh;q=0.9", "zh-Hans", "选一个场景"),
+        ("de-DE,de;q=0.9", "en", "Pick a scenario"),
+        ("", "en", "Pick a scenario"),
+    ],
+)
+def test_the_browser_language_chooses_the_page_language(client, header, tag, heading):
+    page = text(client.get("/", headers={"Accept-Language": header} if header else {}))
+    assert html_lang(page) == tag
+    assert f"<h1>{heading}</h1>" in page
+
+
+def test_the_lang_parameter_wins_over_the_browser(client):
+    page = text(client.get("/?lang=zh", headers={"Accept-Language": "fr"}))
+    assert html_lang(page) == "zh-Hans" and "选一个场景" in page
+
+
+def picker_links(page: str) -> dict[str, str]:
+    nav = re.search(r'<nav id="languages".*?</nav>', page, re.S).group(0)
+    return {lang: href.replace("&amp;", "&") for href, lang in re.findall(r'href="([^"]+)" lang="([^"]+)"', nav)}
+
+
+@pytest.mark.parametrize("path", ["/", PLAY + "?call=3&strategy=drop&window=9000&keep=1&block=m2&lang=fr", "/no-such-page?lang=zh"])
+def test_every_page_links_to_itself_in_each_language(client, path):
+    response = client.get(path)
+    links = picker_links(response.get_data(as_text=True))
+    assert set(links) == {"en", "fr", "zh-Hans"}
+    asked = [(name, value) for name, value in parse_qsl(urlsplit(path).query) if name != "lang"]
+    for tag, link in links.items():
+        code = {"zh-Hans": "zh"}.get(tag, tag)
+        assert urlsplit(link).path == urlsplit(path).path
+        assert sorted(parse_qsl(urlsplit(link).query)) == sorted([*asked, ("lang", code)])
+
+
+def test_the_picker_marks_the_current_language(client):
+    page = text(client.get("/?lang=fr"))
+    assert re.search(r'lang="fr" aria-current="true">Français<', page)
+    assert page.count('aria-current="true"') == 1
+
+
+def test_an_htmx_step_swaps_the_picker_with_the_new_state(client):
+    fragment = text(client.get(PLAY + "?call=4&lang=fr", headers={"HX-Request": "true"}))
+    assert re.search(r'<nav id="languages"[^>]*hx-swap-oob="true"', fragment)
+    assert ("call", "4") in parse_qsl(urlsplit(picker_links(fragment)["en"]).query)
+
+
+@pytest.mark.parametrize(
+    "lang, tokens, cost, share",
+    [
+        ("en", "19,770", "$0.0593", "40%"),
+        ("fr", f"19{NNBSP}770", "0,0593\xa0$US", "40\xa0%"),
+        ("zh", "19,770", "US$0.0593", "40%"),
+    ],
+)
+def test_numbers_and_money_follow_the_language(client, lang, tokens, cost, share):
+    page = text(client.get(f"{PLAY}?call=6&lang={lang}"))
+    bill = page[page.index('id="bill"'):page.index('id="events"')]
+    assert tokens in bill and cost in bill
+    summary = re.search(r'id="call-summary"[^>]*>(.*?)</p>', page, re.S).group(1)
+    assert share in summary
+
+
+def test_the_speed_chips_use_the_decimal_separator_of_the_language(client):
+    assert "0,5×" in text(client.get(PLAY + "?lang=fr"))
+    assert "0.5×" in text(client.get(PLAY + "?lang=en"))
+
+
+@pytest.mark.parametrize(
+    "lang, title, lesson, narration, strategy",
+    [
+        ("fr", "Le magasin de vélos", "Le marteau tombe", "le marteau réduit le plus vieux résultat d'outil", "niveau 1, puis niveau 2"),
+        ("zh", "自行车店", "锤子落在最旧的工具结果上", "锤子把最旧的工具结果压成一行注释", "先第 1 级，不够时再第 2 级"),
+    ],
+)
+def test_the_scenario_speaks_the_page_language(client, lang, title, lesson, narration, strategy):
+    page = text(client.get(f"{PLAY}?call=5&lang={lang}"))
+    assert f"<h1>{title}</h1>" in page or title in re.search(r"<title>(.*?)</title>", page).group(1)
+    assert lesson in page and narration in page.replace("&#39;", "'") and strategy in page.replace("&#39;", "'")
+    home = text(client.get(f"/?lang={lang}"))
+    assert title in home and lesson in home
+
+
+def test_a_scenario_in_english_only_falls_back_to_english(tmp_path):
+    source = (SCENARIOS_DIR / "bike-shop.toml").read_text(encoding="utf-8")
+    english_only = re.sub(r'^title = \{.*\}$', 'title = "Only in English"', source, flags=re.M)
+    english_only = english_only.replace('id = "bike-shop"', 'id = "english-only"')
+    assert english_only != source
+    shutil.copy(SCENARIOS_DIR / "bike-shop.toml", tmp_path / "bike-shop.toml")
+    (tmp_path / "english-only.toml").write_text(english_only, encoding="utf-8")
+    client = create_app({"TESTING": True, "SCENARIOS_DIR": tmp_path}).test_client()
+    page = text(client.get("/play/english-only?lang=fr"))
+    assert "Only in English" in page and "Le marteau tombe" in page  # the lesson is still French
+
+
+def test_the_json_twin_titles_the_scenario_in_the_requested_language(client):
+    assert client.get(PLAY + ".json?lang=zh").get_json()["title"] == "自行车店"
+    assert client.get(PLAY + ".json", headers={"Accept-Language": "fr"}).get_json()["title"] == "Le magasin de vélos"
+
+
+@pytest.mark.parametrize("lang, line", [("en", "82.5%"), ("fr", "82,5\xa0%"), ("zh", "82.5%")])
+def test_the_red_line_is_labelled_in_the_language(client, lang, line):
+    page = text(client.get(f"{PLAY}?threshold=0.825&lang={lang}"))
+    assert re.search(rf'class="threshold-label"[^>]*>{line}</text>', page)

@@ -1,0 +1,54 @@
+"""The page's language in HTML: its tag, the language picker's links, money and percentages in
+its format."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from babel.numbers import format_currency, format_percent
+from flask import request
+from flask_babel import get_locale
+
+from ..core.scenarios import LANGUAGES
+
+# Each language named in itself, so a reader finds theirs whatever the page's language.
+LANGUAGE_NAMES = {"en": "English", "fr": "Français", "zh": "中文"}
+# The Chinese catalog is in simplified characters; the tag also lets the browser pick a
+# simplified-Chinese font.
+HTML_TAGS = {"zh": "zh-Hans"}
+
+
+def html_lang(code: str | None = None) -> str:
+    code = code or str(get_locale())
+    return HTML_TAGS.get(code, code)
+
+
+def language_links() -> list[dict]:
+    """The current page in each language: the same path and query, only `lang` changed."""
+    current = str(get_locale())
+    links = []
+    for code in LANGUAGES:
+        query = [(name, value) for name, value in request.args.items(multi=True) if name != "lang"]
+        query.append(("lang", code))
+        links.append(
+            {
+                "code": code,
+                "tag": html_lang(code),
+                "name": LANGUAGE_NAMES[code],
+                "url": f"{request.path}?{urlencode(query)}",
+                "current": code == current,
+            }
+        )
+    return links
+
+
+def money(dollars: float, digits: int = 4) -> str:
+    """Dollars in the page's language ($0.0496, 0,0496 $US, US$0.0496); a call costs
+    fractions of a cent, so `digits` decimals are kept."""
+    return format_currency(round(dollars, digits), "USD", locale=get_locale(), decimal_quantization=False)
+
+
+def percent(share: float, digits: int = 0) -> str:
+    """A share as a percentage in the page's language (40%, 40 %), with up to `digits`
+    decimals (a threshold of 0.825 reads 82.5%)."""
+    return format_percent(round(share, 2 + digits), locale=get_locale(), decimal_quantization=False)
