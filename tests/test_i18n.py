@@ -34,6 +34,7 @@ ALLOWED_TEXT = {
     "SENT",  # the bill's name in the lesson, left in English by both the French and Chinese pages
     "KEEP",  # the protected zone's name in the lesson, likewise left in English
     "JSON",  # a format's name
+    "N",  # the letter of a keyboard shortcut, the same key whatever the language
 }
 
 # Attributes a person reads or hears; for button-like inputs, `value` too.

@@ -73,7 +73,9 @@ def test_htmx_request_gets_fragments_with_out_of_band_bill_and_log(client):
     assert "<html" not in page and "<body" not in page
     assert page.count('id="well-panel"') == 1
     assert re.search(r'id="bill"[^>]*hx-swap-oob="true"', page)
-    assert re.search(r'id="events"[^>]*hx-swap-oob="true"', page)
+    assert re.search(r'id="events-before"[^>]*hx-swap-oob="true"', page)
+    # The live regions stay in the page; only their content is swapped.
+    assert re.search(r'id="events-now"[^>]*hx-swap-oob="innerHTML"', page)
     assert re.search(r'id="call-summary"[^>]*hx-swap-oob="innerHTML"', page)
     assert "<title>Call 5 of 6" in page
     assert "HX-Request" in response.headers["Vary"]
@@ -146,7 +148,7 @@ def test_the_models_real_window_is_drawn_when_the_compactor_was_told_another(cli
 def test_bill_uses_the_price_per_million(client):
     page = text(client.get("/play/bike-shop?call=6&price=10"))
     assert "19,770" in page and "$0.1977" in page
-    assert "Cost at $10 / M" in page
+    assert "Cost at $10.00 / M" in page
 
 
 def test_selecting_a_block_shows_its_content_and_each_counter(client):
@@ -163,14 +165,14 @@ def test_selecting_a_block_shows_its_content_and_each_counter(client):
 
 def test_every_link_and_form_keeps_the_whole_state(client):
     page = text(client.get("/play/bike-shop?call=3&strategy=drop&window=9000&threshold=0.7&keep=1&price=2.5&lang=en"))
-    links = re.findall(r'href="(/play/bike-shop[^"]*)"(?: lang="(\w+)")?', page)
+    links = re.findall(r'href="(/play/bike-shop[^"]*)"(?: lang="([\w-]+)")?', page)
     assert len(links) > 20
     for link, language_link in links:
         query = parse_qs(urlsplit(link.replace("&amp;", "&")).query)
         assert query["strategy"] == ["drop"] and query["window"] == ["9000"], link
         assert query["threshold"] == ["0.7"] and query["keep"] == ["1"] and query["price"] == ["2.5"], link
-        # only the language links change the language
-        assert query["lang"] == [language_link or "en"], link
+        # only the language links change the language (their lang attribute is the HTML tag)
+        assert query["lang"] == [{"zh-Hans": "zh"}.get(language_link, language_link or "en")], link
 
 
 def test_language_links_keep_the_state_and_translate_the_scenario(client):
