@@ -28,6 +28,7 @@ PAGES = {
     "hammer": PLAY + f"?call={HAMMER_CALL}&block=m3",
     "overflow": PLAY + "?strategy=none&call=6",
     "error": PLAY + "?keep=0",
+    "compare": f"/compare/bike-shop?call={HAMMER_CALL}",
 }
 
 

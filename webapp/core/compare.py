@@ -525,13 +525,18 @@ def _grouped(number: int) -> str:
     return f"{number:,}"
 
 
+def _dollars(amount: float) -> str:
+    return f"${amount:.4f}"
+
+
 def describe(
     comparison: Comparison,
     _: Callable[[str], str] = lambda text: text,
     number: Callable[[int], str] = _grouped,
+    money: Callable[[float], str] = _dollars,
 ) -> list[str]:
-    """The verdict in sentences, through the given gettext and number format, so the web can
-    speak the reader's language."""
+    """The verdict in sentences, through the given gettext, number and money formats, so the
+    web can speak the reader's language."""
     verdict = comparison.verdict
     lines = []
     if verdict.winner is None:
@@ -540,9 +545,9 @@ def describe(
         )
     else:
         winner = comparison.column(verdict.winner)
-        text = _("Cheapest safe choice: %(name)s, $%(cost).4f for %(sent)s tokens sent (%(cached)s from the cache).") % {
+        text = _("Cheapest safe choice: %(name)s, %(cost)s for %(sent)s tokens sent (%(cached)s from the cache).") % {
             "name": label(winner, _),
-            "cost": winner.bill.cost,
+            "cost": money(winner.bill.cost),
             "sent": number(winner.sent_total),
             "cached": number(winner.cached_total),
         }
@@ -561,7 +566,7 @@ def describe(
             lines.append(text % values)
     for column in comparison.columns:
         for kind, details in verdict.faults.get(column.key, []):
-            lines.append(fault_sentence(label(column, _), kind, details, _, number))
+            lines.append(fault_sentence(label(column, _), kind, details, _, number, money))
     return lines
 
 
@@ -571,6 +576,7 @@ def fault_sentence(
     details: dict,
     _: Callable[[str], str] = lambda text: text,
     number: Callable[[int], str] = _grouped,
+    money: Callable[[float], str] = _dollars,
 ) -> str:
     values = {"name": name, **details}
     if kind == "overflow":
@@ -583,7 +589,7 @@ def fault_sentence(
         return _("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed.") % values
     if kind == "invalid":
         return _("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s).") % values
-    parts = _("%(name)s keeps everything but costs $%(cost).4f more") % values
+    parts = _("%(name)s keeps everything but costs %(cost)s more") % {**values, "cost": money(details["cost"])}
     if "summarizer" in details:
         parts += " " + _("(its summaries cost %(summarizer)s tokens)") % {"summarizer": number(details["summarizer"])}
     return parts + "."

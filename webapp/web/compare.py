@@ -33,6 +33,7 @@ from ..core.compare import (
 )
 from ..core.settings import COUNTER_NAMES, STRATEGIES, SettingsError
 from ..core.tokens import COUNTERS
+from .languages import money as format_money
 from .viewstate import StateError, ViewState, read_view
 
 blueprint = Blueprint("compare", __name__)
@@ -101,7 +102,7 @@ def panel_json(scenario_id: str):
     view = read_view(scenario_id, request.args)
     comparison = comparison_for(view, read_pricing(view))
     data = comparison_json(comparison, view.call)
-    data["verdict"]["text"] = describe(comparison, _, format_number)
+    data["verdict"]["text"] = describe(comparison, _, format_number, format_money)
     return jsonify(data)
 
 
@@ -160,7 +161,7 @@ def panel_context(view: ViewState, pricing: Pricing) -> dict:
             {
                 "column": column,
                 "label": label(column, _),
-                "about": STRATEGIES.get(column.strategy, ""),
+                "about": _(STRATEGIES[column.strategy]) if column.strategy in STRATEGIES else "",
                 "current": (column.strategy, column.keep_facts) == current,
                 "winner": column.key == verdict.winner,
                 "well": small_well(comparison, column, view.call),
@@ -171,11 +172,11 @@ def panel_context(view: ViewState, pricing: Pricing) -> dict:
             }
             for column in comparison.columns
         ],
-        "verdict": describe(comparison, _, format_number),
+        "verdict": describe(comparison, _, format_number, format_money),
         "chart": request_chart(comparison, view.call),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
-        "counters": {name: COUNTERS[name].label for name in COUNTER_NAMES},
+        "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},
     }
 
 

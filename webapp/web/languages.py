@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from babel.numbers import format_currency, format_percent
+from babel.numbers import format_percent, parse_pattern
 from flask import request
 from flask_babel import get_locale
 
@@ -43,9 +43,12 @@ def language_links() -> list[dict]:
 
 
 def money(dollars: float, digits: int = 4) -> str:
-    """Dollars in the page's language ($0.0496, 0,0496 $US, US$0.0496); a call costs
-    fractions of a cent, so `digits` decimals are kept."""
-    return format_currency(round(dollars, digits), "USD", locale=get_locale(), decimal_quantization=False)
+    """Dollars in the page's language ($0.0496, 0,0496 $US, US$0.0496), always with `digits`
+    decimals: a call costs fractions of a cent, and a column of costs should line up."""
+    locale = get_locale()
+    pattern = parse_pattern(locale.currency_formats["standard"])
+    pattern.frac_prec = (digits, digits)
+    return pattern.apply(dollars, locale, currency="USD", currency_digits=False)
 
 
 def percent(share: float, digits: int = 0) -> str:
