@@ -169,3 +169,39 @@ def test_every_control_is_reached_by_tab_with_a_visible_focus(page, live_server)
     assert {"step-next", "scrubber", "f-strategy", "f-window", "play-toggle"} <= ids
     blocks = page.locator("svg.well a.block")
     assert sum(ring["stroke"] >= 3 for ring in reached) >= blocks.count()
+
+
+def contrast(first: str, second: str) -> float:
+    """WCAG contrast ratio of two computed colours ("rgb(r, g, b)")."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(part) / 255 for part in colour[colour.index("(") + 1 : colour.index(")")].split(",")[:3]]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted([luminance(first), luminance(second)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize("strategy", ["truncate-drop", "summarize"])
+def test_blocks_and_the_numbers_on_them_have_enough_contrast(page, live_server, strategy):
+    """Text on a block needs 4.5:1 against it (WCAG AA); a block needs 3:1 against the panel
+    (non-text contrast) by its fill or its outline, the hatched floor aside."""
+    page.goto(live_server + PLAY + f"?call={HAMMER_CALL}&strategy={strategy}")
+    pairs = page.evaluate(
+        """() => [...document.querySelectorAll('svg.well a.block')].map(block => {
+            const style = getComputedStyle(block.querySelector('rect'));
+            const text = block.parentElement.querySelector('text.inside');
+            return {name: block.getAttribute('aria-label'), shape: style.fill, outline: style.stroke,
+                    text: text ? getComputedStyle(text).fill : null};
+        })"""
+    )
+    assert pairs
+    panel = page.evaluate("() => getComputedStyle(document.querySelector('.well-panel')).backgroundColor")
+    for pair in pairs:
+        if not pair["shape"].startswith("rgb"):
+            continue  # the floor's hatch pattern
+        assert max(contrast(pair["shape"], panel), contrast(pair["outline"], panel)) >= 3, pair
+        if pair["text"]:
+            assert contrast(pair["text"], pair["shape"]) >= 4.5, pair
+    assert any(pair["text"] for pair in pairs)
