@@ -5,6 +5,7 @@ the catalogs."""
 from __future__ import annotations
 
 import gettext
+import json
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -142,6 +143,15 @@ def template_markup(source: str, name: str = "<string>") -> str:
     return "".join(parts)
 
 
+def is_json(text: str) -> bool:
+    """A JSON sample (a transcript's shape) is code: the same in every language."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 def has_letters(text: str) -> bool:
     return any(unicodedata.category(char).startswith("L") for char in text)
 
@@ -171,7 +181,7 @@ class VisibleText(HTMLParser):
 
     def check(self, text: str, where: str) -> None:
         bare = " ".join(text.replace(MARK, " ").split())
-        if has_letters(bare) and bare not in ALLOWED_TEXT:
+        if has_letters(bare) and bare not in ALLOWED_TEXT and not is_json(bare):
             self.found.append(f"{where}: {' '.join(text.replace(MARK, '…').split())!r}")
 
 
@@ -205,6 +215,7 @@ def test_the_text_check_finds_literal_text_and_labels():
     <button type="button" aria-label="Close" title="{{ _('fine') }}">×</button>
     <input type="submit" value="Send"><input type="hidden" name="lang" value="fr">
     <img alt="{{ _('fine') }}" src="x.png"><span class="sub">SENT</span>
+    <textarea placeholder='[{"role": "user", "content": "…"}]'></textarea><p>{"role": user}</p>
     {% trans %}Translated text{% endtrans %}{# a comment #}<kbd>←</kbd> 8 000 %
     """
     assert untranslated_text(source) == [
@@ -212,6 +223,7 @@ def test_the_text_check_finds_literal_text_and_labels():
         "text: 'Hello …'",
         "<button aria-label>: 'Close'",
         "<input value>: 'Send'",
+        "text: '{\"role\": user}'",
     ]
 
 
