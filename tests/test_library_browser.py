@@ -94,3 +94,14 @@ def test_a_broken_transcript_is_reported_in_the_browser(page, live_server):
     expect(page.locator(".transcript-problems")).to_contain_text("messages[1].tool_call_id")
     expect(page.locator(".transcript-problems")).to_contain_text("has no matching call")
     expect(page.locator("#transcript")).to_have_value(json.dumps([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": "{}"}]))
+
+
+def test_room_for_the_reply_comes_back_when_the_line_is_lowered(page, live_server):
+    # The window, 4,096, is not a multiple of 100: the form must still accept it.
+    page.goto(f"{live_server}/play/reply-room?call=5")
+    expect(page.locator("#events .kind-no_room_for_reply")).to_be_visible()
+    page.fill("#f-threshold", "0.8")
+    page.press("#f-threshold", "Enter")
+    expect(page.locator("#events .current")).to_contain_text("compact")
+    expect(page.locator("#events .kind-no_room_for_reply")).to_have_count(0)
+    assert "threshold=0.8" in page.url and "window=4096" in page.url
