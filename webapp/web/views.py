@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from flask import Blueprint, current_app, jsonify, render_template, request
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
+from flask_babel import ngettext
 from jinja2_fragments.flask import render_blocks
 
 from ..core.replay import Call, Event, Replay
@@ -22,7 +23,7 @@ web = Blueprint("web", __name__)
 
 # Blocks of play.html an HTMX step swaps: the well's panel is the target, the rest go out of band.
 FRAGMENT_BLOCKS = [
-    "title_tag", "well_panel", "narration", "summary", "stepper", "detail", "bill", "events", "events_now", "chat", "warnings",
+    "title_tag", "well_panel", "narration", "summary", "facts", "stepper", "detail", "bill", "events", "events_now", "chat", "warnings",
     "settings_code", "languages",
 ]
 
@@ -234,6 +235,12 @@ def call_sentence(result: Replay, call: Call) -> str:
                 before=format_number(compaction.tokens_before),
                 after=format_number(compaction.tokens_after),
             )
+            if compaction.destroyed:
+                base += " " + ngettext(
+                    "It truncated %(num)d result of a tool that cannot be called again: that content is gone for good.",
+                    "It truncated %(num)d results of a tool that cannot be called again: that content is gone for good.",
+                    len(compaction.destroyed),
+                )
         else:
             base += " " + _("The request is over the line but there was nothing outside KEEP to compact.")
     if call.overflow:
