@@ -12,8 +12,10 @@
    fragment against a hello-world route of the same app. Goal: at most 3x at the median.
 4. Bytes: the step fragment against the full page (goal: at most 15%), and the JavaScript
    the pages load (htmx plus at most 5 KB of the project's own).
+5. Comparing every strategy (compare(): cache hits, facts, validity, verdict) against only
+   replaying them, with o200k_base and a warm token cache. Goal: at most 1.5x.
 
-Core times (1, 2) are CPU time of this process, the best of --repeat runs measured in
+Core times (1, 2, 5) are CPU time of this process, the best of --repeat runs measured in
 alternation, so other work on the machine skews a ratio less. Latencies (3) are wall time.
 """
 
@@ -37,6 +39,7 @@ from bench.server import get, serve  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
 from tests.seed_reference import SEED_PREVIEW, load_seed_compact, seed_requests  # noqa: E402
 from webapp.core import vocab  # noqa: E402
+from webapp.core.compare import compare, variants  # noqa: E402
 from webapp.core.replay import replay  # noqa: E402
 from webapp.core.scenarios import Scenario, parse_transcript  # noqa: E402
 from webapp.core.settings import STRATEGIES, Settings  # noqa: E402
@@ -107,6 +110,18 @@ def bench_seed(scenario: Scenario, repeat: int) -> tuple[int, int, float, float]
     # The engine's token cache is left warm, as in a server; the seed has no cache to warm.
     times = alternating_best({"engine": lambda: replay(scenario, settings), "seed": lambda: seed_requests(script, seed)}, max(1, repeat // 2))
     return len(reference), compactions, times["engine"], times["seed"]
+
+
+def bench_compare(scenario: Scenario, repeat: int) -> tuple[float, float]:
+    """(replays only, compare) for every column of the comparison, o200k_base, warm cache."""
+    settings = Settings(window=WINDOW, threshold=THRESHOLD, keep=KEEP, counter="o200k_base")
+    columns = variants(settings)
+    compare(scenario, settings)  # warms the token cache, as in a server
+    times = alternating_best(
+        {"replays": lambda: [replay(scenario, column) for column in columns], "compare": lambda: compare(scenario, settings)},
+        repeat,
+    )
+    return times["replays"], times["compare"]
 
 
 def bench_latency(port: int, rounds: int) -> dict[str, tuple[float, float]]:
@@ -187,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"   {'seed loop (000_fd8adbc93eaf3a52.txt)':36} {reference * 1000:8.1f} ms")
         print(f"   {'engine replay':36} {engine * 1000:8.1f} ms")
         print(f"   {speedup:.1f}x faster: {verdict(speedup >= 10)}")
+
+        print("\n5. compare() (every strategy, cache hits, facts, validity, verdict) vs only its replays. Goal: <= 1.5x")
+        replays, compared = bench_compare(scenario, args.repeat)
+        print(f"   {'replay every column':36} {replays * 1000:8.1f} ms  1.00x")
+        print(f"   {'compare()':36} {compared * 1000:8.1f} ms  {compared / replays:4.2f}x: {verdict(compared / replays <= 1.5)}")
 
     if args.only != "core":
         with serve(workers=1) as (port, _):

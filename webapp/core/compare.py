@@ -108,29 +108,34 @@ class CacheHit:
 
 
 def cache_hits(
-    requests: Sequence[Sequence[Block]], floor_units: int, counter: Counter, model: CacheModel
+    requests: Sequence[Sequence[Block]],
+    floor_units: int,
+    counter: Counter,
+    model: CacheModel,
+    keys: MessageKeys | None = None,
 ) -> list[CacheHit]:
     """The cache hits of a series of requests sent in order, each the floor then its blocks.
 
     A trie of message keys holds every prefix sent so far. A request usually repeats the
     previous one's blocks (the very same objects) and appends a few: that shared run is found
-    by comparing object ids in C, and only the rest is walked through the trie.
+    by tuple comparisons done in C, and only the rest is walked through the trie.
     """
-    keys = _MessageKeys()
-    trie: dict[tuple[int, int], int] = {}
+    keys = keys or MessageKeys()
+    trie: dict[int, int] = {}  # (node << 32 | message key) -> child node
     written: set[int] = set()  # trie nodes where an earlier request put a breakpoint
-    # The previous request's path: block ids, then node, units and tokens after 0..n messages.
-    ids: list[int] = []
-    nodes, units, tokens = [0], [floor_units], [_prefix_tokens(counter, floor_units)]
+    # The previous request, and its path: node and units after 0..n messages. Tokens are
+    # computed only where a hit or a breakpoint is decided.
+    previous: tuple[Block, ...] = ()
+    nodes, units = [0], [floor_units]
     hits = []
-    for index, blocks in enumerate(requests):
-        current = list(map(id, blocks))
-        shared = _common_prefix(ids, current) if index > 0 else 0
-        del nodes[shared + 1 :], units[shared + 1 :], tokens[shared + 1 :]
+    for index, request in enumerate(requests):
+        blocks = tuple(request)
+        shared = _common_prefix(previous, blocks) if index > 0 else 0
+        del nodes[shared + 1 :], units[shared + 1 :]
         matched = shared if index > 0 else -1  # the floor repeats from the second request on
         for position in range(shared, len(blocks)):
             block = blocks[position]
-            edge = (nodes[-1], keys.of(block))
+            edge = nodes[-1] << 32 | keys.of(block)
             node = trie.get(edge)
             if node is None:
                 node = trie[edge] = len(trie) + 1
@@ -138,26 +143,26 @@ def cache_hits(
                 matched = position + 1
             nodes.append(node)
             units.append(units[-1] + block.units)
-            tokens.append(_prefix_tokens(counter, units[-1]))
-        ids, held = current, blocks  # holding the blocks keeps their ids from being reused
+        previous = blocks
         if model.breakpoints:
-            hit = _breakpoint_hit(model, nodes, tokens, written, matched)
-            tail = tokens[-1]
+            hit = _breakpoint_hit(model, nodes, units, counter, written, matched)
+            tail = _prefix_tokens(counter, units[-1])
             write = max(0, tail - hit.cached) if tail >= model.minimum else 0
             hit = CacheHit(hit.cached, write, hit.prefix_messages)
             for depth in (0, len(nodes) - 1):
-                if tokens[depth] >= model.minimum:
+                if _prefix_tokens(counter, units[depth]) >= model.minimum:
                     written.add(nodes[depth])
         else:
-            prefix = tokens[matched] if matched >= 0 else 0
+            prefix = _prefix_tokens(counter, units[matched]) if matched >= 0 else 0
             cached = prefix // model.step * model.step if prefix >= model.minimum else 0
             hit = CacheHit(cached, 0, matched)
         hits.append(hit)
     return hits
 
 
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    """Length of the longest common prefix of two lists, by slice comparisons done in C."""
+def _common_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
+    """Length of the longest common prefix of two requests, by tuple comparisons done in C
+    (the same object compares equal without looking inside)."""
     if len(a) <= len(b) and b[: len(a)] == a:
         return len(a)  # the usual case: the previous request, then new messages
     low, high = 0, min(len(a), len(b))
@@ -170,14 +175,16 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return low
 
 
-def _breakpoint_hit(model: CacheModel, nodes: list[int], tokens: list[int], written: set[int], matched: int) -> CacheHit:
+def _breakpoint_hit(
+    model: CacheModel, nodes: list[int], units: list[int], counter: Counter, written: set[int], matched: int
+) -> CacheHit:
     """The deepest prefix shared with an earlier request that ends at an earlier breakpoint
     and that the lookup reaches: the floor's breakpoint, or within `lookback` messages of
     the last one."""
     last = len(nodes) - 1
     for depth in [*range(matched, max(0, last - model.lookback) - 1, -1), 0] if matched >= 0 else ():
         if depth <= matched and nodes[depth] in written:
-            return CacheHit(tokens[depth], 0, depth)
+            return CacheHit(_prefix_tokens(counter, units[depth]), 0, depth)
     return CacheHit(0, 0, -1)
 
 
@@ -187,22 +194,30 @@ def _prefix_tokens(counter: Counter, units: int) -> int:
     return math.floor(counter.block_tokens(units))
 
 
-class _MessageKeys:
-    """A small integer per distinct message, so prefixes compare by integers. Blocks that
-    are the same object across calls (the usual case) are looked up once."""
+class MessageKeys:
+    """A small integer per distinct message, so prefixes compare by integers. A message is
+    keyed by its fields as a tuple (strings keep their hash once computed, so a long tool
+    result is hashed once); only nested values (tool calls, content parts) are serialized."""
 
     def __init__(self) -> None:
-        self.by_text: dict[str, int] = {}
-        self.by_object: dict[int, tuple[Block, int]] = {}
+        self.keys: dict[tuple, int] = {}
+        # By object too: a message is walked again after each compaction, and by every
+        # strategy (their blocks share the script's message objects). The message is kept
+        # with its key, so its id cannot be reused by another object meanwhile.
+        self.by_object: dict[int, tuple[dict, int]] = {}
 
     def of(self, block: Block) -> int:
-        known = self.by_object.get(id(block))
-        if known is not None and known[0] is block:
+        known = self.by_object.get(id(block.message))
+        if known is not None:
             return known[1]
-        text = json.dumps(block.message, sort_keys=True, ensure_ascii=False)
-        key = self.by_text.setdefault(text, len(self.by_text))
-        self.by_object[id(block)] = (block, key)
-        return key
+        fields = tuple(
+            sorted(
+                (name, value if isinstance(value, (str, int, float, bool, type(None))) else json.dumps(value, sort_keys=True))
+                for name, value in block.message.items()
+            )
+        )
+        key = self.by_object[id(block.message)] = (block.message, self.keys.setdefault(fields, len(self.keys)))
+        return key[1]
 
 
 # --- Pricing ---------------------------------------------------------------------------------
@@ -452,10 +467,11 @@ def compare(
     settings = settings or scenario.settings
     pricing = pricing or Pricing()
     counter = get_counter(settings.counter)
+    keys = MessageKeys()
     columns = []
     for variant in variants(settings):
         result = run(scenario, variant)
-        hits = cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model)
+        hits = cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys)
         invalid = {call.number: list(call.problems) for call in result.calls if call.problems}
         last = result.calls[-1] if result.calls else None
         columns.append(
