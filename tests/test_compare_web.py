@@ -177,3 +177,32 @@ def test_choosing_the_breakpoint_cache_rebills_in_place_and_keeps_focus(live_ser
     lead = page.locator(".verdict__lead")
     assert winner.strategy in lead.inner_text() and f"${winner.bill.cost:.4f}" in lead.inner_text()
     assert page.evaluate("document.activeElement.id") == "c-cache"
+
+
+def test_every_field_of_the_panel_is_valid_as_served_for_every_scenario(app, client):
+    """A browser refuses to send a form whose field breaks its own min, max or step: on a
+    4,096-token window a step of 100 blocked every change of the panel's settings."""
+    from html.parser import HTMLParser
+    from decimal import Decimal
+
+    class Numbers(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.fields = []
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "input" and attrs.get("type") == "number":
+                self.fields.append(attrs)
+
+    for scenario_id in app.extensions["scenario_library"].scenarios:
+        parser = Numbers()
+        parser.feed(client.get(f"/compare/{scenario_id}?cached_share=0.125&price=0.075").get_data(as_text=True))
+        assert parser.fields
+        for field in parser.fields:
+            if not field.get("value"):
+                continue
+            value = Decimal(field["value"])
+            assert Decimal(field["min"]) <= value <= Decimal(field["max"]), (scenario_id, field)
+            if field["step"] != "any":
+                assert (value - Decimal(field["min"])) % Decimal(field["step"]) == 0, (scenario_id, field)
