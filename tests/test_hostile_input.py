@@ -6,14 +6,18 @@ headers."""
 
 from __future__ import annotations
 
+import html
+import io
 import json
 from html.parser import HTMLParser
+from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.test_malformed_scenarios import BROKEN
 from webapp.web.compare import PRICING_PARAMS
 from webapp.web.viewstate import SETTING_PARAMS
 
@@ -112,7 +116,7 @@ def hostile_client(tmp_path_factory):
     (directory / "hostile-transcript.json").write_text(json.dumps(HOSTILE_TRANSCRIPT), encoding="utf-8")
     # A broken file whose name and error both carry markup: the home page lists it.
     (directory / '<img src=x onerror=alert(6)>.toml').write_text(f'id = "broken"\n{toml_string(ATTACKS[0])} = 1\n', encoding="utf-8")
-    return create_app({"TESTING": True, "SCENARIOS_DIR": directory}).test_client()
+    return create_app({"TESTING": True, "SCENARIOS_DIR": directory, "TRANSCRIPT_DIR": str(directory / "pasted")}).test_client()
 
 
 class Markup(HTMLParser):
@@ -249,6 +253,7 @@ def test_a_broken_file_with_markup_in_its_name_and_error_is_listed_escaped(hosti
 # --- Hostile values for every parameter of every route ---------------------------------------
 
 ROUTES = [
+    "/transcripts/new",
     "/play/bike-shop",
     "/play/bike-shop.json",
     "/play/bike-shop/request.json",
@@ -313,7 +318,7 @@ def test_hostile_scenario_ids_in_the_path(client, pattern, value):
 
 
 def test_other_methods_are_refused_with_a_message(client):
-    for route in ROUTES:
+    for route in ROUTES[1:]:
         for method in ("post", "put", "delete", "patch"):
             response = getattr(client, method)(route, data={"window": ATTACKS[0]})
             assert response.status_code == 405
@@ -335,3 +340,60 @@ query_strings = st.lists(st.tuples(st.sampled_from(PARAMS) | query_values, st.sa
 @given(route=st.sampled_from(ROUTES), query=query_strings, htmx=st.booleans())
 def test_generated_query_strings_never_break_a_page(client, route, query, htmx):
     assert_safe(client.get(route + "?" + urlencode(query), headers=HX if htmx else {}))
+
+
+# --- Uploaded and pasted transcripts ----------------------------------------------------------
+
+
+def test_a_pasted_hostile_transcript_is_escaped_on_every_page(hostile_client):
+    response = hostile_client.post("/transcripts", data={"transcript": json.dumps(HOSTILE_TRANSCRIPT)})
+    assert response.status_code == 303
+    scenario_id = response.headers["Location"].split("/play/")[1].split("?")[0]
+    for url in hostile_urls(hostile_client, scenario_id):
+        for headers in ({}, HX):
+            response = hostile_client.get(url, headers=headers)
+            assert response.status_code == 200, url
+            assert_safe(response)
+
+
+@pytest.mark.parametrize("case", [case for case in BROKEN if case[0].endswith(".json")], ids=lambda case: case[0])
+def test_every_broken_transcript_pasted_or_uploaded_gets_a_400_naming_the_field(client, app, case):
+    name, content, where, what = case
+    for data in ({"transcript": content}, {"file": (io.BytesIO(content.encode()), name)}):
+        response = client.post("/transcripts", data=data, content_type="multipart/form-data")
+        body = assert_safe(response)
+        assert response.status_code in {400, 413}, (name, response.status_code)
+        assert html.escape(what, quote=True) in body or what in body, (name, what)
+        if where:
+            assert where in body
+    assert not list(Path(app.config["TRANSCRIPT_DIR"]).glob("t-*.json")), "nothing broken is stored"
+
+
+def test_ten_thousand_messages_are_refused_with_the_limit(client, app):
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": str(i)} for i in range(10_000)]
+    response = client.post("/transcripts", data={"transcript": json.dumps(messages)})
+    body = assert_safe(response)
+    assert response.status_code == 400
+    assert "10,000 messages" in body and f"at most {app.config['TRANSCRIPT_MAX_MESSAGES']:,}" in body
+
+
+def test_a_request_over_the_upload_cap_gets_a_413_with_a_message(client, app):
+    too_big = b"[" + b" " * app.config["MAX_CONTENT_LENGTH"] + b"]"
+    response = client.post("/transcripts", data={"file": (io.BytesIO(too_big), "big.json")}, content_type="multipart/form-data")
+    assert response.status_code == 413
+    body = assert_safe(response)
+    assert "too large" in body
+
+
+def test_a_file_that_is_not_utf8_is_refused(client):
+    response = client.post("/transcripts", data={"file": (io.BytesIO(b"\xff\xfe[\x00"), "x.json")}, content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert "UTF-8" in assert_safe(response)
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_hostile_form_values_are_refused_with_a_message(client, value):
+    for data in ({"transcript": value}, {"transcript": value, "file": (io.BytesIO(value.encode()), value[:50] or "x")}, {"other": value}):
+        response = client.post("/transcripts", query_string={"lang": value}, data=data, content_type="multipart/form-data")
+        assert response.status_code in {303, 400}, (value, response.status_code)
+        assert_safe(response)

@@ -6,7 +6,9 @@ directory (a shared volume or network file system): a file is written under a te
 and renamed into place, so a reader never sees half a file, and two servers storing the same
 content write the same bytes.
 
-Limits: each transcript at most `max_bytes`; the directory at most `max_total_bytes`, beyond
+Limits: each transcript at most `max_bytes` and `max_messages` (a replay keeps every call's
+request, and the comparison panel walks every call of every strategy, so their cost grows with
+the square of the chat's length); the directory at most `max_total_bytes`, beyond
 which the least recently used transcripts are removed, by file access time. Reading a
 transcript sets its access time explicitly, so eviction does not depend on how the file
 system is mounted (noatime, relatime).
@@ -35,9 +37,10 @@ class TranscriptTooLarge(ValueError):
 
 
 class TranscriptStore:
-    def __init__(self, directory: Path, max_bytes: int, max_total_bytes: int, parsed_cache: int = 32):
+    def __init__(self, directory: Path, max_bytes: int, max_total_bytes: int, parsed_cache: int = 32, max_messages: int = 1000):
         self.directory = Path(directory)
         self.max_bytes = max_bytes
+        self.max_messages = max_messages
         self.max_total_bytes = max_total_bytes
         self._parsed: OrderedDict[str, Scenario] = OrderedDict()
         self._parsed_size = parsed_cache
@@ -52,7 +55,13 @@ class TranscriptStore:
         if size > self.max_bytes:
             raise TranscriptTooLarge(size, self.max_bytes)
         name = transcript_id(text)
-        return parse_transcript(text, "transcript", scenario_id=name, title=f"Transcript {name}")
+        scenario = parse_transcript(text, "transcript", scenario_id=name, title=f"Transcript {name}")
+        if len(scenario.script) > self.max_messages:
+            raise ScenarioError(
+                "transcript",
+                [("messages", f"{len(scenario.script):,} messages after the system prompt; at most {self.max_messages:,} are accepted")],
+            )
+        return scenario
 
     def save(self, text: str) -> Scenario:
         """Validate and store; returns the scenario, whose id is the link. Storing the same

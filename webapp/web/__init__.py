@@ -64,6 +64,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.setdefault("TRANSCRIPT_DIR", str(Path(app.instance_path) / "transcripts"))
     app.config.setdefault("TRANSCRIPT_MAX_BYTES", 1_000_000)
     app.config.setdefault("TRANSCRIPT_STORE_MAX_BYTES", 256 * 1024 * 1024)
+    # Past a few thousand messages a replay's memory and the comparison panel's time grow
+    # with the square of the length (bench/README: 10,000 tiny messages took GBs and minutes).
+    app.config.setdefault("TRANSCRIPT_MAX_MESSAGES", 1000)
 
     Babel(app, locale_selector=select_locale)
     app.extensions["scenario_library"] = load_library(Path(app.config["SCENARIOS_DIR"]))
@@ -72,7 +75,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
     app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"], summarizer)
     app.extensions["transcript_store"] = TranscriptStore(
-        Path(app.config["TRANSCRIPT_DIR"]), app.config["TRANSCRIPT_MAX_BYTES"], app.config["TRANSCRIPT_STORE_MAX_BYTES"]
+        Path(app.config["TRANSCRIPT_DIR"]),
+        app.config["TRANSCRIPT_MAX_BYTES"],
+        app.config["TRANSCRIPT_STORE_MAX_BYTES"],
+        max_messages=app.config["TRANSCRIPT_MAX_MESSAGES"],
     )
 
     from .compare import blueprint as compare_panel
