@@ -179,3 +179,29 @@ def test_no_content_security_policy_violation(page, live_server, path):
     page.goto(live_server + path)
     page.wait_for_timeout(300)
     assert violations == []
+
+
+def test_focus_stays_on_the_control_that_was_used(page, live_server):
+    page.goto(live_server + PLAY)
+    page.locator("#step-next").focus()
+    page.keyboard.press("Enter")
+    expect(heading(page)).to_have_text("Call 2")
+    assert page.evaluate("document.activeElement.id") == "step-next"
+    page.locator("#block-m3").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#detail")).to_contain_text("tool result: get_order")
+    assert page.evaluate("document.activeElement.id") == "block-m3"
+    page.locator("#f-window").fill("9000")
+    page.keyboard.press("Tab")
+    expect(page.locator("#well-title .sub")).to_contain_text("of 9,000 tokens")
+    assert page.evaluate("document.activeElement.id") == "f-model-window"
+
+
+def test_the_real_window_lesson_in_the_browser(page, live_server):
+    page.goto(live_server + "/play/real-window?call=6")
+    expect(page.locator("svg.well .gulp")).to_contain_text("8,504 > 8,000")
+    page.fill("#f-window", "8000")
+    page.fill("#f-model-window", "0")
+    page.keyboard.press("Enter")
+    expect(page.locator("svg.well .hammer")).to_be_visible()
+    expect(page.locator("svg.well .gulp")).to_have_count(0)
