@@ -131,3 +131,12 @@ def test_the_json_twin_titles_the_scenario_in_the_requested_language(client):
 def test_the_red_line_is_labelled_in_the_language(client, lang, line):
     page = text(client.get(f"{PLAY}?threshold=0.825&lang={lang}"))
     assert re.search(rf'class="threshold-label"[^>]*>{line}</text>', page)
+
+
+def test_a_comparison_step_swaps_the_picker_with_the_new_state(client):
+    fragment = text(client.get("/compare/bike-shop?call=4&lang=zh", headers={"HX-Request": "true"}))
+    assert 'id="compare-panel"' in fragment
+    assert re.search(r'<nav id="languages"[^>]*hx-swap-oob="true"', fragment)
+    french = picker_links(fragment)["fr"]
+    assert urlsplit(french).path == "/compare/bike-shop"
+    assert sorted(parse_qsl(urlsplit(french).query)) == [("call", "4"), ("lang", "fr")]

@@ -16,7 +16,7 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 from flask_babel import format_number
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
-from jinja2_fragments.flask import render_block
+from jinja2_fragments.flask import render_blocks
 
 from ..core.chart import request_chart, small_well
 from ..core.compare import (
@@ -93,7 +93,7 @@ def panel_page(scenario_id: str):
     pricing = read_pricing(view)
     context = panel_context(view, pricing)
     if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
-        return render_block("compare.html", "panel", fragment=True, **context)
+        return render_blocks("compare.html", ["panel", "languages"], fragment=True, oob=True, **context)
     return render_template("compare.html", fragment=False, **context)
 
 
