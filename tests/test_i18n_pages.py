@@ -140,3 +140,18 @@ def test_a_comparison_step_swaps_the_picker_with_the_new_state(client):
     french = picker_links(fragment)["fr"]
     assert urlsplit(french).path == "/compare/bike-shop"
     assert sorted(parse_qsl(urlsplit(french).query)) == [("call", "4"), ("lang", "fr")]
+
+
+@pytest.mark.parametrize(
+    "lang, warning",
+    [
+        ("en", "Warning: Call 2 cannot fit"),
+        ("fr", "Attention : L&#39;appel 2 ne peut pas tenir"),
+        ("zh", "警告： 第 2 次调用装不下"),
+    ],
+)
+def test_the_cannot_fit_warning_speaks_the_page_language(client, lang, warning):
+    page = text(client.get(f"{PLAY}?call=5&window=1500&keep=2&lang={lang}"))
+    alert = re.search(r'<p class="warning" role="alert">(.*?)</p>', page, re.S).group(1)
+    assert warning in re.sub(r"</?strong>", "", alert)
+    assert {"en": "1,500-token", "fr": f"1{NNBSP}500 tokens", "zh": "1,500 token"}[lang] in alert

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .history import Block, keep_from
+from .i18n import N_
 from .scenarios import Fact, PairCheck, Scenario
 from .settings import Settings
 from .strategies import Compaction, Context, compact
@@ -23,6 +24,12 @@ from .tokens import get_counter
 # this tokenizer, the one of today's common OpenAI models.
 PROVIDER_COUNTER = "o200k_base"
 
+
+CANNOT_FIT = N_(
+    "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
+    "(the last %(keep)s requests, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
+    "%(window)s-token window. No compaction can help: lower keep or raise the window."
+)
 
 @dataclass(frozen=True)
 class Event:
@@ -87,6 +94,8 @@ class Replay:
     floor_tokens: float
     calls: list[Call]
     warnings: list[str]
+    # The same warnings as (message, numbers), so the web can say them in the reader's language.
+    notices: list[tuple[str, dict[str, int]]] = field(default_factory=list)
 
     @property
     def request_count(self) -> int:
@@ -159,7 +168,8 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         floor_units=floor_units,
         floor_tokens=counter.block_tokens(floor_units),
         calls=loop.calls,
-        warnings=loop.warnings,
+        warnings=[message % {name: f"{value:,}" for name, value in values.items()} for message, values in loop.notices],
+        notices=loop.notices,
     )
 
 
@@ -179,7 +189,7 @@ class _Loop:
         self.turn_open = False
         self.sent = 0
         self.summarizer_output = 0
-        self.warnings: list[str] = []
+        self.notices: list[tuple[str, dict[str, int]]] = []
         self.cannot_fit_said = False
         counter = context.counter
         self.provider = counter if counter.name != "estimate" else get_counter(PROVIDER_COUNTER)
@@ -325,12 +335,15 @@ class _Loop:
         if needed > self.settings.real_window:
             self.cannot_fit_said = True
             floor = round(self.context.counter.block_tokens(self.context.floor_units))
-            self.warnings.append(
-                f"Call {number} cannot fit: the system prompt and tools ({floor:,} tokens) and the KEEP zone "
-                f"(the last {self.settings.keep} requests, {needed - floor:,} tokens) need {needed:,} tokens, "
-                f"more than the {self.settings.real_window:,}-token window. No compaction can help: "
-                f"lower keep or raise the window."
-            )
+            values = {
+                "call": number,
+                "floor": floor,
+                "keep": self.settings.keep,
+                "keep_tokens": needed - floor,
+                "needed": needed,
+                "window": self.settings.real_window,
+            }
+            self.notices.append((CANNOT_FIT, values))
 
 
 def _calls(block: Block):

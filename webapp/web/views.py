@@ -97,6 +97,7 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "next_event": next_event(result, view.call),
         "code": settings_code(view.settings),
         "sentence": call_sentence(result, call),
+        "warnings": [_(message) % {name: format_number(value) for name, value in values.items()} for message, values in result.notices],
         "requests": request_starts(result),
         "selected": selected,
         "strategies": {name: _(description) for name, description in STRATEGIES.items()},
