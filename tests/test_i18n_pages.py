@@ -155,3 +155,19 @@ def test_the_cannot_fit_warning_speaks_the_page_language(client, lang, warning):
     alert = re.search(r'<p class="warning" role="alert">(.*?)</p>', page, re.S).group(1)
     assert warning in re.sub(r"</?strong>", "", alert)
     assert {"en": "1,500-token", "fr": f"1{NNBSP}500 tokens", "zh": "1,500 token"}[lang] in alert
+
+
+@pytest.mark.parametrize(
+    "lang, message",
+    [
+        ("en", "keep: got &#39;0&#39;, expected a whole number from 1 to 1000"),
+        ("fr", "keep : reçu &#39;0&#39;, attendu un nombre entier de 1 à 1000"),
+        ("zh", "keep：收到 &#39;0&#39;，应为 1 到 1000 之间的整数"),
+    ],
+)
+def test_a_bad_setting_is_explained_in_the_page_language(client, lang, message):
+    response = client.get(f"{PLAY}?keep=0&strategy=magic&lang={lang}")
+    assert response.status_code == 400
+    page = response.get_data(as_text=True)
+    assert message in page
+    assert "strategy" in page and "magic" in page and "naive-drop" in page

@@ -64,28 +64,41 @@ class Settings(BaseModel):
 
 
 class SettingsError(ValueError):
-    """Bad settings, with one readable line per problem."""
+    """Bad settings, with one readable line per problem, and each bad field with what it got
+    (so the web can say the same in the reader's language)."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems: list[str], bad: list[tuple[str, Any]] | None = None):
         self.problems = problems
+        self.bad = bad or []
         super().__init__("; ".join(problems))
+
+
+ACCEPTED_NUMBERS = {
+    (True, "from"): N_("a whole number from %(low)s to %(high)s"),
+    (True, "above"): N_("a whole number above %(low)s to %(high)s"),
+    (False, "from"): N_("a number from %(low)s to %(high)s"),
+    (False, "above"): N_("a number above %(low)s to %(high)s"),
+}
+
+
+def accepted_message(field: str) -> tuple[str, dict[str, Any]]:
+    """What a field accepts, as a catalog message and its values."""
+    if field in ("strategy", "counter"):
+        return N_("one of %(values)s"), {"values": ", ".join(STRATEGIES if field == "strategy" else COUNTER_NAMES)}
+    if field == "keep_facts":
+        return N_("on or off (1/0, true/false)"), {}
+    info = Settings.model_fields[field]
+    bounds = {type(m).__name__: m for m in info.metadata}
+    low = bounds.get("Ge") or bounds.get("Gt")
+    side = "above" if "Gt" in bounds else "from"
+    message = ACCEPTED_NUMBERS[(info.annotation is int, side)]
+    return message, {"low": getattr(low, "ge", getattr(low, "gt", None)), "high": bounds["Le"].le}
 
 
 def accepted(field: str) -> str:
     """What a field accepts, in words, for error messages and docs."""
-    info = Settings.model_fields[field]
-    if field == "strategy":
-        return "one of " + ", ".join(STRATEGIES)
-    if field == "counter":
-        return "one of " + ", ".join(COUNTER_NAMES)
-    if field == "keep_facts":
-        return "on or off (1/0, true/false)"
-    bounds = {type(m).__name__: m for m in info.metadata}
-    low = bounds.get("Ge") or bounds.get("Gt")
-    high = bounds.get("Le")
-    kind = "a whole number" if info.annotation is int else "a number"
-    low_text = f"{'above' if 'Gt' in bounds else 'from'} {getattr(low, 'ge', getattr(low, 'gt', None))}"
-    return f"{kind} {low_text} to {high.le}"
+    message, values = accepted_message(field)
+    return message % values
 
 
 def parse_settings(values: dict[str, Any], defaults: Settings | None = None) -> Settings:
@@ -103,12 +116,14 @@ def parse_settings(values: dict[str, Any], defaults: Settings | None = None) -> 
     try:
         return Settings(**merged)
     except ValidationError as error:
-        problems = []
+        problems, bad = [], []
         for item in error.errors():
             field = str(item["loc"][0]) if item["loc"] else "settings"
             got = item.get("input")
             problems.append(f"{field}: got {got!r}, expected {accepted(field) if field in base else item['msg']}")
-        raise SettingsError(problems) from None
+            if field in base:
+                bad.append((field, got))
+        raise SettingsError(problems, bad if len(bad) == len(problems) else None) from None
 
 
 def _flag(text: str) -> bool | str:

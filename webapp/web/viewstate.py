@@ -17,7 +17,7 @@ from flask import current_app, url_for
 from flask_babel import gettext as _
 
 from ..core.scenarios import ID_PATTERN, LANGUAGES, Scenario
-from ..core.settings import Settings, SettingsError, parse_settings
+from ..core.settings import Settings, SettingsError, accepted_message, parse_settings
 
 SETTING_PARAMS = tuple(Settings.model_fields)
 DEFAULT_PRICE = 3.0  # dollars per million input tokens, a mid-range hosted model
@@ -122,7 +122,7 @@ def read_view(scenario_id: str, args: Mapping[str, Any]) -> ViewState:
     try:
         settings = parse_settings({name: values[name] for name in SETTING_PARAMS}, scenario.settings)
     except SettingsError as error:
-        problems += error.problems
+        problems += [setting_problem(name, got) for name, got in error.bad] or error.problems
 
     calls = scenario.call_count
     call = _whole(values["call"], 1, 1, calls, "call", problems)
@@ -143,6 +143,12 @@ def read_view(scenario_id: str, args: Mapping[str, Any]) -> ViewState:
     if problems:
         raise StateError(400, problems)
     return ViewState(scenario, settings, call, price, block, playing, speed, lang)
+
+
+def setting_problem(name: str, got: Any) -> str:
+    """A bad setting in the page's language: what it got and what it accepts."""
+    message, values = accepted_message(name)
+    return _("%(name)s: got %(got)r, expected %(accepted)s", name=name, got=got, accepted=_(message) % values)
 
 
 def _last(args: Mapping[str, Any], name: str) -> str | None:
