@@ -115,3 +115,13 @@ def test_a_long_list_of_names_wraps_into_lines_that_fit_the_label_area():
     [series] = request_chart(comparison, 6).series
     assert ", ".join(series.lines).replace(",,", ",") == series.names
     assert len(series.lines) > 1 and all(len(line) <= 25 for line in series.lines)
+
+
+
+def test_call_ticks_start_at_1_end_at_the_last_call_and_never_crowd():
+    long = compare(open_scenario("long-haul"))
+    chart = request_chart(long, 1)
+    calls = [tick.value for tick in chart.x_ticks]
+    assert calls[0] == 1 and calls[-1] == long.call_count
+    gaps = [b.at - a.at for a, b in zip(chart.x_ticks, chart.x_ticks[1:])]
+    assert min(gaps) >= max(gaps) / 2

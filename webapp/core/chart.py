@@ -118,7 +118,12 @@ def request_chart(comparison: Comparison, call: int, width: int = 780, height: i
     step = _nice_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
-    x_ticks = tuple(Tick(x_of(number), number) for number in range(1, count + 1) if (number - 1) % call_step == 0 or number == count)
+    # Every call_step-th call, and the last one, unless a regular tick is too close to it.
+    x_ticks = tuple(
+        Tick(x_of(number), number)
+        for number in range(1, count + 1)
+        if number == count or ((number - 1) % call_step == 0 and count - number > call_step / 2)
+    )
     return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens)
 
 
