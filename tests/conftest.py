@@ -52,6 +52,11 @@ def live_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def browser():
+    from playwright.sync_api import expect
+
+    # Two cores shared with the server and Chromium: a swap can take longer than Playwright's
+    # 5-second default when the machine is busy; a slow page is not a failed behaviour.
+    expect.set_options(timeout=15_000)
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: scripts/test installs Debian's chromium package")
     from playwright.sync_api import sync_playwright
