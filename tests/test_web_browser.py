@@ -14,6 +14,13 @@ def heading(page):
     return page.locator("#stepper .where .big")
 
 
+def at_call(page, number: int) -> None:
+    """The page shows call `number` and its URL says so: htmx pushes the URL just after the
+    swap, and a person's next key or click comes after that."""
+    expect(heading(page)).to_have_text(f"Call {number}")
+    expect(page).to_have_url(re.compile(rf"[?&]call={number}(&|$)"))
+
+
 def csp_errors(page) -> list[str]:
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
@@ -66,34 +73,34 @@ def test_a_permalink_opens_and_reloads_to_the_same_state(page, live_server):
 
 
 def test_back_and_forward_restore_the_state(page, live_server):
-    page.goto(live_server + PLAY)
+    page.goto(live_server + PLAY + "?call=1")
     page.click("#step-next")
-    expect(heading(page)).to_have_text("Call 2")
+    at_call(page, 2)
     page.click("#step-next")
-    expect(heading(page)).to_have_text("Call 3")
+    at_call(page, 3)
     # Going back reloads the page (htmx keeps no history cache: refreshOnHistoryMiss). The next
     # back waits for that load, as htmx only hears popstate once its script has run.
     page.go_back()
-    expect(heading(page)).to_have_text("Call 2")
+    at_call(page, 2)
     expect(page.locator("#scrubber")).to_have_value("2")
     page.wait_for_load_state("load")
     page.go_back()
-    expect(heading(page)).to_have_text("Call 1")
+    at_call(page, 1)
     page.wait_for_load_state("load")
     page.go_forward()
-    expect(heading(page)).to_have_text("Call 2")
+    at_call(page, 2)
 
 
 def test_step_with_the_keyboard(page, live_server):
-    page.goto(live_server + PLAY)
+    page.goto(live_server + PLAY + "?call=1")
     page.keyboard.press("ArrowRight")
-    expect(heading(page)).to_have_text("Call 2")
+    at_call(page, 2)
     page.keyboard.press("End")
-    expect(heading(page)).to_have_text("Call 6")
+    at_call(page, 6)
     page.keyboard.press("ArrowLeft")
-    expect(heading(page)).to_have_text("Call 5")
+    at_call(page, 5)
     page.keyboard.press("Home")
-    expect(heading(page)).to_have_text("Call 1")
+    at_call(page, 1)
     expect(page.locator(".keys")).to_contain_text("Space")
 
 
