@@ -17,7 +17,7 @@ from .scenarios import Fact, PairCheck, Scenario
 from .settings import Settings
 from .strategies import Compaction, Context, compact
 from .summarizer import OfflineSummarizer, Summarizer
-from .tokens import get_counter
+from .tokens import get_counter, tool_call_texts
 
 # The estimate is what a loop believes; a provider counts real tokens. When the loop counts
 # with the estimate, the provider's count (for overflow and room for the reply) is taken with
@@ -300,7 +300,7 @@ class _Loop:
                         {"tokens": provider_tokens, "reply_tokens": reply_tokens, "window": window},
                     )
                 )
-            for call_id, (name, _) in zip(reply.tool_call_ids, _calls(reply)):
+            for call_id, (name, _) in zip(reply.tool_call_ids, tool_call_texts(reply.message)):
                 events.append(Event("tool_call", number, {"id": call_id, "name": name}))
         self.calls.append(
             Call(
@@ -345,8 +345,3 @@ class _Loop:
             }
             self.notices.append((CANNOT_FIT, values))
 
-
-def _calls(block: Block):
-    from .tokens import tool_call_texts
-
-    return tool_call_texts(block.message)

@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from .settings import Settings, SettingsError, parse_settings
-from .tokens import Message
+from .tokens import Message, content_text
 
 LANGUAGES = ("en", "fr", "zh")
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
@@ -445,7 +445,7 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
     system = ""
     start = 0
     if transcript.messages[0].role == "system":
-        system = _text_of(transcript.messages[0].content)
+        system = content_text(transcript.messages[0].content)
         start = 1
     problems: list[tuple[str, str]] = []
     for index, message in enumerate(transcript.messages):
@@ -480,11 +480,6 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
         kind="transcript",
     )
 
-
-def _text_of(content: Any) -> str:
-    from .tokens import content_text
-
-    return content_text(content)
 
 
 def _shift(where: str, offset: int) -> str:
