@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,8 +39,12 @@ def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[in
 def serve(workers: int = 1):
     """Yields (port, the gunicorn master process); stops it on exit."""
     port = free_port()
+    # Its own control socket: gunicorn's default (~/.gunicorn/gunicorn.ctl) is shared by every
+    # instance of the user, and stopping one would delete another's.
+    control_dir = tempfile.TemporaryDirectory(prefix="bench-gunicorn-")
     process = subprocess.Popen(
         [str(GUNICORN), "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--chdir", str(ROOT),
+         "--control-socket", os.path.join(control_dir.name, "gunicorn.ctl"),
          "--log-level", "warning", "bench.app:create_bench_app()"],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -63,3 +68,4 @@ def serve(workers: int = 1):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        control_dir.cleanup()
