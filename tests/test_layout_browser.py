@@ -1,0 +1,144 @@
+"""The look at every size, in headless Chromium: a phone (390 px), a laptop (1280×800) and a
+wide screen (1920 px), in every language. Nothing scrolls sideways, the bill's figures stay in
+their card, starting autoplay moves nothing, and on a laptop the stack is in view."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from webapp.core.scenarios import LANGUAGES
+
+SIZES = {390: 844, 1280: 800, 1920: 1080}
+PAGES = [
+    "/",
+    "/play/bike-shop?call=5",
+    "/play/real-window?call=6",
+    "/play/reply-room?call=5",
+    "/play/long-haul?call=40",
+    "/play/bike-shop?call=5&block=m3",
+    "/compare/bike-shop?call=5",
+    "/compare/long-haul?call=64",
+    "/transcripts/new",
+    "/play/bike-shop?keep=0",
+]
+
+
+def with_lang(path: str, lang: str) -> str:
+    return f"{path}{'&' if '?' in path else '?'}lang={lang}"
+
+
+@pytest.fixture
+def sized(browser, request):
+    """A page at the width (and height) the test's `width` parameter names."""
+    width = request.node.callspec.params["width"]
+    context = browser.new_context(viewport={"width": width, "height": SIZES[width]}, reduced_motion="reduce")
+    yield context.new_page()
+    context.close()
+
+
+def overflowing(page) -> list[str]:
+    """Elements that reach past the right edge of the page, described for a failure message."""
+    return page.evaluate(
+        """() => {
+            const width = document.documentElement.clientWidth;
+            return [...document.querySelectorAll('body *')]
+                .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.right > width + 0.5; })
+                .slice(0, 5)
+                .map(e => `${e.tagName.toLowerCase()}#${e.id}.${e.getAttribute('class') || ''} ends at ${Math.round(e.getBoundingClientRect().right)}`);
+        }"""
+    )
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", SIZES)
+def test_no_page_scrolls_sideways(sized, live_server, width, lang):
+    for path in PAGES:
+        sized.goto(live_server + with_lang(path, lang))
+        scroll = sized.evaluate("document.documentElement.scrollWidth")
+        assert scroll <= width, f"{path} in {lang} is {scroll} px wide at {width}: {overflowing(sized)}"
+
+
+def boxes(page, selector: str) -> list[dict]:
+    return page.evaluate(
+        """selector => [...document.querySelectorAll(selector)].map(e => {
+            const r = e.getBoundingClientRect();
+            return {text: e.textContent.trim(), left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+        })""",
+        selector,
+    )
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] - 0.5 and b["left"] < a["right"] - 0.5 and a["top"] < b["bottom"] - 0.5 and b["top"] < a["bottom"] - 0.5
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", SIZES)
+def test_the_bills_figures_stay_apart_and_inside_their_card(sized, live_server, width, lang):
+    sized.goto(live_server + with_lang("/play/bike-shop?call=5", lang))
+    card = boxes(sized, "#bill")[0]
+    figures = boxes(sized, "#bill .figures dd") + boxes(sized, "#bill .figures dt")
+    assert len(figures) == 8
+    for figure in figures:
+        assert card["left"] <= figure["left"] and figure["right"] <= card["right"], f"{figure['text']!r} spills out of the bill"
+    for i, a in enumerate(figures):
+        for b in figures[i + 1 :]:
+            assert not overlap(a, b), f"{a['text']!r} overlaps {b['text']!r}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_picker_shows_every_language_beside_or_under_the_title(sized, live_server, width, lang):
+    sized.goto(live_server + with_lang("/play/bike-shop", lang))
+    brand = boxes(sized, "header.site .brand")[0]
+    links = boxes(sized, "#languages a")
+    assert len(links) == len(LANGUAGES)
+    for link in links:
+        assert 0 <= link["left"] and link["right"] <= width, f"{link['text']} is off screen"
+        assert not overlap(link, brand), f"{link['text']} overlaps the title"
+    tagline = boxes(sized, "header.site .tagline")[0]
+    # A tagline squeezed into a one-word column is several times taller than it is wide.
+    assert tagline["right"] - tagline["left"] > 0.5 * width
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [390, 1280, 1920])
+def test_starting_autoplay_moves_nothing(sized, live_server, width, lang):
+    sized.goto(live_server + with_lang("/play/long-haul?call=3&speed=0.5", lang))
+    before = {name: boxes(sized, selector)[0] for name, selector in [("toggle", "#play-toggle"), ("scrubber", "#scrubber"), ("well", "#well-panel")]}
+    sized.click("#play-toggle")
+    expect(sized).to_have_url(re.compile(r"[?&]play=1(&|$)"))
+    after = {name: boxes(sized, selector)[0] for name, selector in [("toggle", "#play-toggle"), ("scrubber", "#scrubber"), ("well", "#well-panel")]}
+    sized.click("#play-toggle")  # pause, so no step is left in flight when the page closes
+    for name in before:
+        for edge in ("left", "right", "top"):
+            assert abs(before[name][edge] - after[name][edge]) <= 1, f"the {name}'s {edge} moved from {before[name][edge]} to {after[name][edge]}"
+    scrubber = after["scrubber"]
+    assert scrubber["right"] - scrubber["left"] >= min(300, width * 0.6), "the scrubber is squeezed"
+
+
+KEY_CALLS = [
+    "/play/bike-shop?call=1",
+    "/play/bike-shop?call=5",
+    "/play/real-window?call=6",
+    "/play/reply-room?call=5",
+    "/play/summary-forgets?call=6",
+    "/play/receipt?call=8",
+    "/play/long-haul?call=18",
+]
+
+
+@pytest.mark.parametrize("path", KEY_CALLS)
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [1280])
+def test_on_a_laptop_the_stack_and_the_hammer_are_in_view(sized, live_server, width, lang, path):
+    sized.goto(live_server + with_lang(path, lang))
+    parts = boxes(sized, "svg.well .block rect") + boxes(sized, "svg.well .hammer")
+    assert parts, path
+    lowest = max(part["bottom"] for part in parts)
+    assert lowest <= SIZES[width], f"{path} in {lang}: the stack ends at {lowest}, below the fold"
+    narration = boxes(sized, ".story")[0]
+    assert narration["top"] < SIZES[width] / 2, f"{path} in {lang}: the story of the call starts at {narration['top']}"
