@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from .core.compare import Comparison, check_call, compare, comparison_json, describe, parse_pricing, summary_row
-from .core.library import SCENARIOS_DIR, open_scenario
+from .core.library import open_scenario, scenario_library
 from .core.replay import Replay, replay
 from .core.scenarios import ScenarioError
 from .core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
@@ -28,7 +29,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="python -m webapp", description=__doc__)
+    parser = OneLineParser(prog="compaction-playground", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     play = commands.add_parser("replay", help="replay one scenario call by call")
     play.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
@@ -45,7 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     for flag in PRICING_FLAGS:
         side.add_argument(f"--{flag.replace('_', '-')}", dest=flag)
     side.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    commands.add_parser("list", help="list the built-in scenarios")
+    commands.add_parser("list", help="list the scenarios (the built-in ones and those of SCENARIOS_DIR)")
+    serve = commands.add_parser("serve", help="serve the playground in the browser with gunicorn")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")), help="default 8000, or $PORT")
+    serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or $WORKERS)")
     return parser
 
 
@@ -55,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "list":
             return _list()
+        if args.command == "serve":
+            return _serve(args.host, args.port, args.workers)
         scenario = open_scenario(args.scenario)
         values = {flag: getattr(args, flag) for flag in SETTING_FLAGS}
         values["keep_facts"] = args.keep_facts
@@ -83,10 +90,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _list() -> int:
-    from .core.scenarios import load_library
+def _serve(host: str, port: int, workers: int | None) -> int:
+    """Replaces this process with gunicorn, configured by webapp/gunicorn_config.py."""
+    # gunicorn's default control socket (~/.gunicorn/gunicorn.ctl) is one per user: a second
+    # instance would take it over, and stopping either would delete the other's. One per port.
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or os.path.join(os.path.expanduser("~"), ".gunicorn")
+    control = os.environ.get("CONTROL_SOCKET") or os.path.join(runtime, f"compaction-playground-{port}.ctl")
+    command = [sys.executable, "-m", "gunicorn", "--config", "python:webapp.gunicorn_config",
+               "--bind", f"{host}:{port}", "--control-socket", control]
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"Compaction Playground on http://{shown}:{port}/ (control socket: {control})", flush=True)
+    os.execv(sys.executable, command)
 
-    library = load_library(SCENARIOS_DIR)
+
+def _list() -> int:
+    library = scenario_library()
     for scenario in library.scenarios.values():
         print(f"{scenario.id:24} {scenario.text('title')}: {scenario.text('lesson')}")
     for error in library.errors:

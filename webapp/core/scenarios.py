@@ -516,10 +516,18 @@ def load_file(path: Path) -> Scenario:
     return parse_scenario_toml(text, source)
 
 
-def load_library(directory: Path) -> Library:
+def load_library(*directories: Path) -> Library:
+    """Every scenario of the folders, in their `order`; a broken file, a missing folder or an
+    id used twice is reported and the other scenarios still load."""
     scenarios: dict[str, Scenario] = {}
     errors: list[ScenarioError] = []
-    for path in sorted(directory.glob("*")):
+    paths = []
+    for directory in directories:
+        if not directory.is_dir():
+            errors.append(ScenarioError(str(directory), [("", "no such folder")]))
+            continue
+        paths += sorted(directory.glob("*"))
+    for path in paths:
         if path.suffix not in {".toml", ".json"}:
             continue
         try:

@@ -15,15 +15,14 @@ from jinja2 import StrictUndefined
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
-from ..core.library import SCENARIOS_DIR
+from ..core.library import SCENARIOS_DIR, user_scenario_folders
 from ..core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
+from ..resources import data_folder
 from .languages import html_lang, language_links, money, percent
 from .replays import ReplayCache
 from .viewstate import StateError
-
-ROOT = Path(__file__).resolve().parents[2]
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -46,16 +45,18 @@ def select_locale() -> str:
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(
         __name__,
-        template_folder=str(ROOT / "templates"),
-        static_folder=str(ROOT / "static"),
+        template_folder=str(data_folder("templates")),
+        static_folder=str(data_folder("static")),
         instance_relative_config=True,
     )
     app.config.from_mapping(
         SCENARIOS_DIR=SCENARIOS_DIR,
+        # A user's own scenario folders, added to the built-in ones (README: "Your own scenarios").
+        USER_SCENARIOS_DIRS=user_scenario_folders(),
         REPLAY_CACHE_SIZE=64,
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
         BABEL_DEFAULT_LOCALE="en",
-        BABEL_TRANSLATION_DIRECTORIES=str(ROOT / "translations"),
+        BABEL_TRANSLATION_DIRECTORIES=str(data_folder("translations")),
     )
     if test_config:
         app.config.from_mapping(test_config)
@@ -65,11 +66,13 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.setdefault("TRANSCRIPT_MAX_BYTES", 1_000_000)
     app.config.setdefault("TRANSCRIPT_STORE_MAX_BYTES", 256 * 1024 * 1024)
     # Past a few thousand messages a replay's memory and the comparison panel's time grow
-    # with the square of the length (bench/README: 10,000 tiny messages took GBs and minutes).
+    # with the square of the length (docs/hardening.md: 10,000 tiny messages took GBs and minutes).
     app.config.setdefault("TRANSCRIPT_MAX_MESSAGES", 1000)
 
     Babel(app, locale_selector=select_locale)
-    app.extensions["scenario_library"] = load_library(Path(app.config["SCENARIOS_DIR"]))
+    app.extensions["scenario_library"] = load_library(
+        Path(app.config["SCENARIOS_DIR"]), *map(Path, app.config["USER_SCENARIOS_DIRS"])
+    )
     # An OpenAI-compatible endpoint for summarize, when configured (README: "A real summarizer").
     endpoint = summarizer_config(app.config)
     summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
