@@ -12,7 +12,7 @@ from webapp import create_app
 HELLO_PATH = "/bench/hello"
 
 
-def create_bench_app():
-    app = create_app()
+def create_bench_app(test_config: dict | None = None):
+    app = create_app(test_config)
     app.add_url_rule(HELLO_PATH, "bench_hello", lambda: "Hello, world!")
     return app

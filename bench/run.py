@@ -98,7 +98,7 @@ def bench_exact_counter(scenario: Scenario, repeat: int) -> tuple[float, dict[st
         written = {id(block.message): block.message for call in replay(scenario, settings).calls for block in call.blocks if block.state != "original"}
         runs[f"sent:{strategy}"] = tokenize(script_texts + list(dict.fromkeys(model_texts(written.values()))))
     # A cold cache before every run: a replay must tokenize every message itself.
-    times = alternating_best(runs, repeat, setup=counter.text_tokens.cache_clear)
+    times = alternating_best(runs, repeat, setup=counter.cache_clear)
     return times["floor"], {strategy: (times[strategy], times[f"sent:{strategy}"]) for strategy in STRATEGIES}
 
 

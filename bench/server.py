@@ -36,8 +36,10 @@ def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[in
 
 
 @contextlib.contextmanager
-def serve(workers: int = 1):
-    """Yields (port, the gunicorn master process); stops it on exit."""
+def serve(workers: int = 1, config: dict | None = None, error_log: str = "-"):
+    """Yields (port, the gunicorn master process); stops it on exit. `config` goes to
+    create_app (gunicorn reads the factory's arguments as Python literals); gunicorn's own
+    log goes to `error_log` (stderr by default)."""
     port = free_port()
     # Its own control socket: gunicorn's default (~/.gunicorn/gunicorn.ctl) is shared by every
     # instance of the user, and stopping one would delete another's.
@@ -45,7 +47,7 @@ def serve(workers: int = 1):
     process = subprocess.Popen(
         [str(GUNICORN), "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--chdir", str(ROOT),
          "--control-socket", os.path.join(control_dir.name, "gunicorn.ctl"),
-         "--log-level", "warning", "bench.app:create_bench_app()"],
+         "--log-level", "warning", "--error-logfile", error_log, f"bench.app:create_bench_app({config or {}!r})"],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )

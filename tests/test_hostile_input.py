@@ -397,3 +397,36 @@ def test_hostile_form_values_are_refused_with_a_message(client, value):
         response = client.post("/transcripts", query_string={"lang": value}, data=data, content_type="multipart/form-data")
         assert response.status_code in {303, 400}, (value, response.status_code)
         assert_safe(response)
+
+
+# --- Transcripts built to be as costly as the limits allow (issue 15) ------------------------
+# The rule for each: refused with a 4xx and a message, or served on every route without a 5xx.
+
+
+def costly_routes(client, scenario_id: str) -> list[str]:
+    last = client.get(f"/play/{scenario_id}.json").get_json()["calls"]
+    routes = []
+    for call in sorted({1, last // 2, last}):
+        routes += [
+            f"/play/{scenario_id}?call={call}&strategy=summarize",
+            f"/play/{scenario_id}.json?call={call}&strategy=truncate",
+            f"/play/{scenario_id}/request.json?call={call}&strategy=summarize",
+        ]
+    return routes + [f"/compare/{scenario_id}?call={last}", f"/compare/{scenario_id}.json?call={last}", f"/compare/{scenario_id}.csv?call={last}"]
+
+
+def test_long_tool_names_on_every_request_are_served_on_every_route(client):
+    """333 requests, each calling a tool whose name is 2,760 random letters: the summaries
+    quoted every earlier name, and its comparison took 30 s of CPU."""
+    from bench.hostile_transcripts import long_tool_names
+
+    response = client.post("/transcripts", data={"transcript": long_tool_names()})
+    assert response.status_code == 303
+    scenario_id = response.headers["Location"].split("/play/")[1].split("?")[0]
+    from webapp.core.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
+
+    for url in costly_routes(client, scenario_id):
+        body = assert_safe(client.get(url))
+        if "/request.json" in url:
+            sent = json.loads(body)["messages"]
+            assert all(len(message["content"]) <= MAX_SUMMARY_CHARS for message in sent if str(message.get("content")).startswith(SUMMARY_HEADER))

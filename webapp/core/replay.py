@@ -197,17 +197,26 @@ class _Loop:
         # Kept up to date as messages come, and recounted only when compaction changed the
         # history, so that a long chat is not walked again at every call.
         self.provider_units = 0
+        self._provider_measured: dict[int, tuple[dict, int]] = {}
         self._restart_pair_check()
 
     def _provider_units(self, message) -> int:
-        return 0 if self.provider is self.context.counter else self.provider.measure(message)
+        return 0 if self.provider is self.context.counter else self._provider_measure(message)
 
     def _provider_tokens(self, tokens: int, compaction: Compaction | None) -> int:
         if self.provider is self.context.counter:
             return tokens
         if compaction is not None and compaction.changed:
-            self.provider_units = sum(self.provider.measure(b.message) for b in self.history)
+            self.provider_units = sum(self._provider_measure(b.message) for b in self.history)
         return self.provider.request_tokens(self.provider_floor + self.provider_units)
+
+    def _provider_measure(self, message) -> int:
+        # A recount after each compaction sees mostly the same messages: measure each once.
+        # The message is kept beside its units, so its id() cannot be reused by another.
+        found = self._provider_measured.get(id(message))
+        if found is None:
+            found = self._provider_measured[id(message)] = (message, self.provider.measure(message))
+        return found[1]
 
     def _restart_pair_check(self) -> None:
         """The pair check of the request as sent, system first, so indexes match `Call.request`."""

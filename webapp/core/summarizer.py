@@ -7,11 +7,17 @@ of each exchange where the author wrote one, and otherwise keeps the first sente
 request and of its final answer, and the names of the tools used. With "keep facts" it is
 told the critical facts and keeps each one it sees, as the seed advises
 ("Dites au résumeur ce qui doit survivre"); without, a fact survives only by luck.
+
+A summary stays short whatever it quotes, as a model's would: each quoted name and sentence
+is cut, each exchange gets one line of bounded length, and past `MAX_SUMMARY_CHARS` the oldest
+lines give way to a count of what was left out. Without these bounds every summary repeated
+every earlier summary's quotes, so its size, and the time to count it, grew with the chat.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -22,6 +28,13 @@ if TYPE_CHECKING:
     from .scenarios import Fact
 
 SUMMARY_HEADER = "[Summary of earlier exchanges]"
+# A summary's text, without its facts line (the facts it is told to keep are the scenario's own,
+# and bounded with it). The longest built-in summary is under 1,800 characters.
+MAX_SUMMARY_CHARS = 4000
+MAX_LINE_CHARS = 400
+MAX_NAME_CHARS = 60
+MAX_TOOLS_NAMED = 5
+_LEFT_OUT = re.compile(r"^- \((\d+) earlier exchanges? left out\)$")
 INSTRUCTIONS = (
     "Summarize the earlier part of this conversation so the assistant can go on without it. "
     "Keep decisions and their reasons, facts established (names, numbers, identifiers), "
@@ -68,19 +81,43 @@ def summary_cost(counter: Counter, prompt: str, previous: str | None, blocks: li
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
 
 
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def first_sentence(text: str, limit: int = 160) -> str:
-    sentence = _SENTENCE_END.split(text.strip(), maxsplit=1)[0] if text.strip() else ""
-    sentence = " ".join(sentence.split())
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+    # Only the start can hold the first sentence: a megabyte without a full stop is not split.
+    head = text.strip()[: limit * 4]
+    sentence = _SENTENCE_END.split(head, maxsplit=1)[0] if head else ""
+    return shorten(" ".join(sentence.split()), limit)
+
+
+def bounded_lines(earlier: Iterable[str], new: list[str]) -> list[str]:
+    """The exchange lines of a summary, oldest first, at most MAX_SUMMARY_CHARS in all: the
+    oldest give way first, and one line counts them (adding up an earlier summary's count)."""
+    left_out = 0
+    lines = []
+    for line in [*earlier, *new]:
+        count = _LEFT_OUT.match(line)
+        if count:
+            left_out += int(count.group(1))
+        else:
+            lines.append(shorten(line, MAX_LINE_CHARS))
+    room = MAX_SUMMARY_CHARS - len(SUMMARY_HEADER) - 40  # 40: the count line itself
+    total = sum(len(line) + 1 for line in lines)
+    while lines and total > room:
+        total -= len(lines.pop(0)) + 1
+        left_out += 1
+    if left_out:
+        lines.insert(0, f"- ({left_out} earlier exchange{'s' if left_out > 1 else ''} left out)")
+    return lines
 
 
 class OfflineSummarizer:
     def summarize(self, *, previous, blocks, digests, facts, counter) -> SummaryResult:
-        lines = [SUMMARY_HEADER]
-        if previous:
-            lines += [line for line in previous.splitlines()[1:] if line and not line.startswith("Facts to keep:")]
-        for request, group in _by_request(blocks):
-            lines.append("- " + (digests.get(request) or _extract(group)))
+        earlier = [line for line in previous.splitlines()[1:] if line and not line.startswith("Facts to keep:")] if previous else []
+        new = ["- " + (digests.get(request) or _extract(group)) for request, group in _by_request(blocks)]
+        lines = [SUMMARY_HEADER, *bounded_lines(earlier, new)]
         if facts:
             seen = "\n".join([previous or ""] + [block.searchable for block in blocks])
             kept = [fact.text for fact in facts if fact.text in seen]
@@ -113,7 +150,9 @@ def _extract(group: list[Block]) -> str:
             if name and name not in tools:
                 tools.append(name)
     if tools:
-        parts.append("tools used: " + ", ".join(tools))
+        named = ", ".join(shorten(name, MAX_NAME_CHARS) for name in tools[:MAX_TOOLS_NAMED])
+        more = len(tools) - MAX_TOOLS_NAMED
+        parts.append("tools used: " + named + (f" and {more} more" if more > 0 else ""))
     answer = next((block.text for block in reversed(group) if block.role == "assistant" and block.text), "")
     if answer:
         parts.append(f"assistant answered: {first_sentence(answer)}")

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from functools import lru_cache
 from typing import Any, Protocol
 
 from . import vocab
 from .i18n import N_
+from .lru import Memoized
 
 Message = dict[str, Any]
 
@@ -91,13 +93,36 @@ FUNCTION_INIT, PROPERTIES_INIT, PROPERTY_KEY, FUNCTIONS_END = 7, 3, 3, 12
 ENUM_INIT, ENUM_ITEM = -3, 3
 
 
+# Token counts are remembered per text, within bounds on both count and size: a short text in
+# functools' cache (fast; at most 16,384 x 512 characters), a long one in a cache bounded by bytes
+# (16,384 texts of a megabyte each would be 16 GB).
+SHORT_TEXT = 512
+SHORT_CACHE_ENTRIES = 16384
+LONG_CACHE_ENTRIES = 4096
+LONG_CACHE_BYTES = 32 * 1024 * 1024
+
+
+def _text_bytes(text: str, count: int) -> int:
+    return sys.getsizeof(text) + 100  # the string, its int and the cache's own entry
+
+
 class TiktokenCounter:
-    def __init__(self, encoding_name: str, label: str):
+    def __init__(self, encoding_name: str, label: str, long_cache_bytes: int = LONG_CACHE_BYTES):
         self.name = encoding_name
         self.label = label
         self._encoding = None
-        # Bounded, so that a server replaying many transcripts keeps flat memory.
-        self.text_tokens = lru_cache(maxsize=16384)(self._count_text)
+        self._short_tokens = lru_cache(maxsize=SHORT_CACHE_ENTRIES)(self._count_text)
+        self.long_tokens = Memoized(self._count_text, LONG_CACHE_ENTRIES, long_cache_bytes, _text_bytes)
+
+    def text_tokens(self, text: str) -> int:
+        return self._short_tokens(text) if len(text) <= SHORT_TEXT else self.long_tokens(text)
+
+    def cache_hits(self) -> int:
+        return self._short_tokens.cache_info().hits + self.long_tokens.cache_info().hits
+
+    def cache_clear(self) -> None:
+        self._short_tokens.cache_clear()
+        self.long_tokens.cache_clear()
 
     def _count_text(self, text: str) -> int:
         if self._encoding is None:

@@ -54,6 +54,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         # A user's own scenario folders, added to the built-in ones (README: "Your own scenarios").
         USER_SCENARIOS_DIRS=user_scenario_folders(),
         REPLAY_CACHE_SIZE=64,
+        # Per worker. One replay of a 1,000-message transcript holds up to about 30 MB.
+        REPLAY_CACHE_MAX_BYTES=128 * 1024 * 1024,
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
         BABEL_DEFAULT_LOCALE="en",
         BABEL_TRANSLATION_DIRECTORIES=str(data_folder("translations")),
@@ -76,7 +78,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     # An OpenAI-compatible endpoint for summarize, when configured (README: "A real summarizer").
     endpoint = summarizer_config(app.config)
     summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
-    app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"], summarizer)
+    app.extensions["replay_cache"] = ReplayCache(app.config["REPLAY_CACHE_SIZE"], app.config["REPLAY_CACHE_MAX_BYTES"], summarizer)
     app.extensions["transcript_store"] = TranscriptStore(
         Path(app.config["TRANSCRIPT_DIR"]),
         app.config["TRANSCRIPT_MAX_BYTES"],
