@@ -14,7 +14,7 @@ from bench.transcript import generate_transcript
 from webapp.core.replay import replay
 from webapp.core.scenarios import parse_transcript
 from webapp.core.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
-from webapp.core.tokens import TiktokenCounter
+from webapp.core.tokens import O200K_FORMAT, TiktokenCounter
 from webapp.web.replays import replay_bytes
 
 
@@ -68,7 +68,7 @@ def retained_bytes(action) -> int:
 
 
 def test_the_token_count_cache_is_bounded_by_bytes():
-    counter = TiktokenCounter("o200k_base", "o200k_base", long_cache_bytes=1_000_000)
+    counter = TiktokenCounter("o200k_base", "o200k_base", O200K_FORMAT, long_cache_bytes=1_000_000)
     texts = [f"{number} " + "word " * 40_000 for number in range(25)]  # 200 KB each, 5 MB in all
     retained = retained_bytes(lambda: [counter.text_tokens(text) for text in texts])
     info = counter.long_tokens.cache_info()

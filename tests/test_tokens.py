@@ -43,7 +43,8 @@ def test_exact_counts_match_tiktoken_plus_the_chat_format(name):
         message = {"role": "user", "content": text}
         assert counter.measure(message) == 3 + len(encoding.encode("user")) + len(encoding.encode(text))
     call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order": 4471}'}}]}
-    assert counter.measure(call) == 3 + len(encoding.encode("assistant")) + len(encoding.encode("get_order")) + len(encoding.encode('{"order": 4471}'))
+    texts = len(encoding.encode("assistant")) + len(encoding.encode("get_order")) + len(encoding.encode('{"order": 4471}'))
+    assert counter.measure(call) == 3 + texts + counter.format.tool_call
     assert counter.request_tokens(10) == 13, "every reply is primed with 3 tokens"
 
 
@@ -74,7 +75,9 @@ def test_tool_definitions_are_part_of_the_floor():
     }
     bare = counter.measure_floor("You help.", [])
     with_tool = counter.measure_floor("You help.", [tool])
-    assert with_tool - bare == counter.tools_tokens([tool]) > 12
+    assert with_tool - bare == counter.tools_tokens([tool], with_system=True) > 12
+    alone = counter.measure_floor(None, [tool])
+    assert alone == counter.tools_tokens([tool], with_system=False), "no system message: none is counted"
 
 
 def test_each_text_is_encoded_once():

@@ -2,43 +2,47 @@
 
 A counter measures each message once, in its own *units*, and turns a sum of units into the
 request's token count. Keeping units additive is what lets the replay count every message
-once and then only add integers, however many calls resend it.
+once and then only add integers, however many calls resend it. `count_request` counts one
+whole request (messages + tool definitions) the way the API bills it.
 
 - `estimate`: the seed's `estimate_tokens` (000_fd8adbc93eaf3a52.txt, Python): units are
   characters of `json.dumps(message)` (plus the system prompt's characters) and a request
-  costs ceil(units / 4). Like the seed, it does not see the tool definitions.
-- `cl100k_base`, `o200k_base`: real tiktoken counts, with the chat format's overhead as given
-  by OpenAI's cookbook "How to count tokens with tiktoken": 3 tokens per message, 1 more when
-  the message has a `name`, and 3 per request for the reply's priming. Tool definitions use
-  the cookbook's figures for gpt-4o / gpt-4 functions (7 per function, 3 to open the
-  properties, 3 per property, 12 at the end; enums -3 then 3 per item). Assistant tool calls
-  count the tokens of each function's name and arguments; OpenAI publishes no exact figure
-  for them, so this part is an approximation of a few tokens per call.
+  costs ceil(units / 4). Like the seed, it does not see the tool definitions. One departure:
+  an image counts as its image tokens (x 4 characters), not as the characters of its base64.
+- `cl100k_base`, `o200k_base`: real tiktoken counts inside the chat format's overhead, with
+  the figures of each model family measured against the API (`ChatFormat` below). The
+  calibration fixture tests/fixtures/calibration/requests.json and docs/counting.md say where
+  each figure comes from and how far from the API the counts still are.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
 from . import vocab
 from .i18n import N_
+from .images import DEFAULT_RATE, ImageRate, image_parts, image_rate, image_tokens
 from .lru import Memoized
+from .tooldefs import namespace_text
 
 Message = dict[str, Any]
 
 
 def content_text(content: Any) -> str:
-    """The text a model reads in a message's content: a string, or the text parts of a list."""
+    """The text a model reads in a message's content: a string, or the text (and refusal) parts of a list."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return "".join(str(part.get("text") or part.get("refusal") or "") for part in content if isinstance(part, dict))
     return str(content)
 
 
@@ -59,8 +63,9 @@ class Counter(Protocol):
     def measure(self, message: Message) -> int:
         """Units of one message as sent."""
 
-    def measure_floor(self, system: str, tools: list[dict]) -> int:
-        """Units of what every request carries: the system prompt and the tool definitions."""
+    def measure_floor(self, system: str | None, tools: list[dict]) -> int:
+        """Units of what every request carries: the system prompt (None: the request has
+        none) and the tool definitions."""
 
     def request_tokens(self, units: int) -> int:
         """Tokens of a request whose parts add up to `units`."""
@@ -68,16 +73,58 @@ class Counter(Protocol):
     def block_tokens(self, units: int) -> float:
         """One part's share of the request, in tokens, for drawing it."""
 
+    def count_request(self, messages: list[Message], tools: list[dict] = (), model: str | None = None) -> int:
+        """Tokens of one chat request: its messages as given and its tool definitions. A
+        model name, when known, picks its family's image figures."""
+
+
+def estimated(message: Message) -> bool:
+    """Whether a message's count rests on an assumption: an image whose size cannot be read."""
+    return any(image_tokens(url, detail, GPT_4O_IMAGES).estimated for url, detail in image_parts(message))
+
+
+def with_result_names(messages: list[Message]) -> list[Message]:
+    """The messages, each tool result carrying the name of the function whose call it answers
+    (the model reads a result under that name)."""
+    names = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict):
+                names[call.get("id")] = (call.get("function") or {}).get("name")
+    out = []
+    for message in messages:
+        name = names.get(message.get("tool_call_id"))
+        if message.get("role") == "tool" and name and not message.get("name"):
+            message = {**message, "name": name}
+        out.append(message)
+    return out
+
+
+def _split_system(messages: list[Message]) -> tuple[str | None, list[Message]]:
+    """The leading system message's text (None if the request does not start with one) and the rest."""
+    if messages and messages[0].get("role") == "system" and not messages[0].get("name"):
+        return content_text(messages[0].get("content")), list(messages[1:])
+    return None, list(messages)
+
+
+GPT_4O_IMAGES = DEFAULT_RATE
+
 
 class EstimateCounter:
     name = "estimate"
     label = N_("chars / 4 (the seed's estimate)")
 
     def measure(self, message: Message) -> int:
-        return len(json.dumps(message))
+        images = image_parts(message)
+        if not images:
+            return len(json.dumps(message))
+        # The seed would count the base64 text of an inline image, a thousand times its real
+        # cost: count the image by its tokens instead, in characters (4 per token).
+        text_only = {**message, "content": [p for p in message["content"] if not (isinstance(p, dict) and p.get("type") == "image_url")]}
+        return len(json.dumps(text_only)) + 4 * sum(image_tokens(url, detail, GPT_4O_IMAGES).tokens for url, detail in images)
 
-    def measure_floor(self, system: str, tools: list[dict]) -> int:
-        return len(system)
+    def measure_floor(self, system: str | None, tools: list[dict]) -> int:
+        return len(system or "")
 
     def request_tokens(self, units: int) -> int:
         return math.ceil(units / 4)
@@ -85,12 +132,45 @@ class EstimateCounter:
     def block_tokens(self, units: int) -> float:
         return units / 4
 
+    def count_request(self, messages: list[Message], tools: list[dict] = (), model: str | None = None) -> int:
+        system, rest = _split_system(messages)
+        return self.request_tokens(self.measure_floor(system, list(tools)) + sum(self.measure(m) for m in rest))
+
 
 TOKENS_PER_MESSAGE = 3
 TOKENS_PER_NAME = 1
 REPLY_PRIMING = 3
-FUNCTION_INIT, PROPERTIES_INIT, PROPERTY_KEY, FUNCTIONS_END = 7, 3, 3, 12
-ENUM_INIT, ENUM_ITEM = -3, 3
+
+
+@dataclass(frozen=True)
+class ChatFormat:
+    """What a model family adds around the texts, in tokens, beyond 3 per message, 1 per name
+    and 3 to prime the reply (the cookbook's figures, exact for plain text on both families)."""
+
+    tools_alone: int  # tool definitions in a system message of their own
+    tools_with_system: int  # tool definitions added to the request's system message
+    pad_system: bool  # with tools, the system prompt gains a newline
+    nested_descriptions: bool  # descriptions of nested properties are shown
+    tool_call: int  # per call of an assistant message, besides its name and arguments
+    parallel_calls: int  # once per assistant message with more than one call
+    tool_result: int  # per tool message, besides its text
+    function_call: int  # legacy `function_call` of an assistant message
+    function_result: int  # legacy role "function" message
+    images: ImageRate
+
+
+# Measured against the API on the calibration fixture (docs/counting.md): gpt-3.5-turbo and
+# gpt-4 for cl100k_base, gpt-4o, gpt-4o-mini and gpt-4.1 for o200k_base.
+CL100K_FORMAT = ChatFormat(
+    tools_alone=9, tools_with_system=5, pad_system=True, nested_descriptions=False,
+    tool_call=3, parallel_calls=0, tool_result=2, function_call=3, function_result=-2,
+    images=GPT_4O_IMAGES,
+)
+O200K_FORMAT = ChatFormat(
+    tools_alone=8, tools_with_system=5, pad_system=False, nested_descriptions=True,
+    tool_call=3, parallel_calls=13, tool_result=2, function_call=3, function_result=-2,
+    images=GPT_4O_IMAGES,
+)
 
 
 # Token counts are remembered per text, within bounds on both count and size: a short text in
@@ -107,9 +187,10 @@ def _text_bytes(text: str, count: int) -> int:
 
 
 class TiktokenCounter:
-    def __init__(self, encoding_name: str, label: str, long_cache_bytes: int = LONG_CACHE_BYTES):
+    def __init__(self, encoding_name: str, label: str, chat_format: ChatFormat, long_cache_bytes: int = LONG_CACHE_BYTES):
         self.name = encoding_name
         self.label = label
+        self.format = chat_format
         self._encoding = None
         self._short_tokens = lru_cache(maxsize=SHORT_CACHE_ENTRIES)(self._count_text)
         self.long_tokens = Memoized(self._count_text, LONG_CACHE_ENTRIES, long_cache_bytes, _text_bytes)
@@ -131,38 +212,43 @@ class TiktokenCounter:
         return len(self._encoding.encode_ordinary(text))
 
     def measure(self, message: Message) -> int:
-        units = TOKENS_PER_MESSAGE + self.text_tokens(str(message.get("role", "")))
-        units += self.text_tokens(content_text(message.get("content")))
-        if message.get("name"):
+        fmt = self.format
+        role = str(message.get("role", ""))
+        units = TOKENS_PER_MESSAGE + self.text_tokens(role) + self.text_tokens(content_text(message.get("content")))
+        units += sum(image_tokens(url, detail, fmt.images).tokens for url, detail in image_parts(message))
+        if message.get("name") and role != "tool":  # the API ignores a tool message's name
             units += TOKENS_PER_NAME + self.text_tokens(str(message["name"]))
-        for name, arguments in tool_call_texts(message):
-            units += self.text_tokens(name) + self.text_tokens(arguments)
+        if message.get("refusal"):
+            units += self.text_tokens(str(message["refusal"]))
+        calls = tool_call_texts(message)
+        for name, arguments in calls:
+            units += fmt.tool_call + self.text_tokens(name) + self.text_tokens(arguments)
+        if len(calls) > 1:
+            units += fmt.parallel_calls
+        function_call = message.get("function_call")
+        if isinstance(function_call, dict):
+            units += fmt.function_call + self.text_tokens(str(function_call.get("name", "")))
+            units += self.text_tokens(str(function_call.get("arguments", "")))
+        if role == "tool":
+            # The result is shown under the name of the function that was called.
+            units += fmt.tool_result + self.text_tokens(str(message.get("name") or ""))
+        elif role == "function":
+            units += fmt.function_result
         return units
 
-    def measure_floor(self, system: str, tools: list[dict]) -> int:
-        return self.measure({"role": "system", "content": system}) + self.tools_tokens(tools)
+    def measure_floor(self, system: str | None, tools: list[dict]) -> int:
+        if system is None:
+            return self.tools_tokens(tools, with_system=False)
+        if tools and self.format.pad_system:
+            system += "\n"
+        return self.measure({"role": "system", "content": system}) + self.tools_tokens(tools, with_system=True)
 
-    def tools_tokens(self, tools: list[dict]) -> int:
+    def tools_tokens(self, tools: list[dict], with_system: bool = True) -> int:
         if not tools:
             return 0
-        total = FUNCTIONS_END
-        for tool in tools:
-            function = tool.get("function", tool)
-            description = str(function.get("description", "")).removesuffix(".")
-            total += FUNCTION_INIT + self.text_tokens(f"{function.get('name', '')}:{description}")
-            properties = (function.get("parameters") or {}).get("properties") or {}
-            if properties:
-                total += PROPERTIES_INIT
-            for key, spec in properties.items():
-                spec = spec if isinstance(spec, dict) else {}
-                total += PROPERTY_KEY
-                if "enum" in spec:
-                    total += ENUM_INIT
-                    for item in spec["enum"]:
-                        total += ENUM_ITEM + self.text_tokens(str(item))
-                prop_description = str(spec.get("description", "")).removesuffix(".")
-                total += self.text_tokens(f"{key}:{spec.get('type', '')}:{prop_description}")
-        return total
+        text = namespace_text(tools, self.format.nested_descriptions)
+        extra = self.format.tools_with_system if with_system else self.format.tools_alone
+        return self.text_tokens(text) + extra
 
     def request_tokens(self, units: int) -> int:
         return units + REPLY_PRIMING
@@ -170,11 +256,30 @@ class TiktokenCounter:
     def block_tokens(self, units: int) -> float:
         return float(units)
 
+    def count_request(self, messages: list[Message], tools: list[dict] = (), model: str | None = None) -> int:
+        counter = self if model is None else self.for_images(image_rate(model))
+        system, rest = _split_system(with_result_names(messages))
+        tools = list(tools)
+        if system is None and tools and any(m.get("role") == "system" for m in rest):
+            # A system message further down still takes the tool definitions.
+            units = counter.tools_tokens(tools, with_system=True)
+        else:
+            units = counter.measure_floor(system, tools)
+        return counter.request_tokens(units + sum(counter.measure(m) for m in rest))
+
+    def for_images(self, rate: ImageRate) -> TiktokenCounter:
+        """This counter with another model family's image figures (sharing the text cache)."""
+        if rate == self.format.images:
+            return self
+        twin = copy.copy(self)
+        twin.format = dataclasses.replace(self.format, images=rate)
+        return twin
+
 
 COUNTERS: dict[str, Counter] = {
     "estimate": EstimateCounter(),
-    "cl100k_base": TiktokenCounter("cl100k_base", "cl100k_base (GPT-4, GPT-3.5)"),
-    "o200k_base": TiktokenCounter("o200k_base", "o200k_base (GPT-4o, o1, o3)"),
+    "cl100k_base": TiktokenCounter("cl100k_base", "cl100k_base (GPT-4, GPT-3.5)", CL100K_FORMAT),
+    "o200k_base": TiktokenCounter("o200k_base", "o200k_base (GPT-4o, o1, o3)", O200K_FORMAT),
 }
 
 
