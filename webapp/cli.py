@@ -17,8 +17,19 @@ from .core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError,
 from .core.serialize import replay_json
 from .core.settings import SettingsError, parse_settings
 
-SETTING_FLAGS = ("strategy", "window", "model_window", "threshold", "keep", "counter", "preview")
+SETTING_FLAGS = ("strategy", "window", "model_window", "threshold", "keep", "keep_unit", "counter", "preview", "clear_at_least", "exclude_tools")
+SWITCHES = {
+    "keep_facts": "tell the summarizer the critical facts",
+    "clear_tool_inputs": "clear-tool-results: clear the arguments of the calls whose results are cleared too",
+}
 PRICING_FLAGS = ("cache", "price", "cached_share", "output_price")
+
+
+FLAG_HELP = {
+    "keep_unit": "what --keep counts: requests (default), tool_results or turns",
+    "clear_at_least": "clear-tool-results: clear at least this many tokens each time, or nothing",
+    "exclude_tools": "clear-tool-results: tools whose results are never cleared, comma-separated",
+}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -34,14 +45,16 @@ def _parser() -> argparse.ArgumentParser:
     play = commands.add_parser("replay", help="replay one scenario call by call")
     play.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
     for flag in SETTING_FLAGS:
-        play.add_argument(f"--{flag.replace('_', '-')}", dest=flag)
-    play.add_argument("--keep-facts", action="store_true", default=None, help="tell the summarizer the critical facts")
+        play.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help=FLAG_HELP.get(flag))
+    for switch, help_text in SWITCHES.items():
+        play.add_argument(f"--{switch.replace('_', '-')}", action="store_true", default=None, help=help_text)
     play.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     side = commands.add_parser("compare", help="replay every strategy on one scenario and compare them")
     side.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
     for flag in SETTING_FLAGS:
-        side.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help="the strategy marked with * in the table" if flag == "strategy" else None)
+        side.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help="the strategy marked with * in the table" if flag == "strategy" else FLAG_HELP.get(flag))
     side.add_argument("--keep-facts", action="store_true", default=None, help="mark the keep-facts column of the strategy")
+    side.add_argument("--clear-tool-inputs", action="store_true", default=None, help=SWITCHES["clear_tool_inputs"])
     side.add_argument("--call", type=int, help="the call whose request is shown (default: the last)")
     for flag in PRICING_FLAGS:
         side.add_argument(f"--{flag.replace('_', '-')}", dest=flag)
@@ -64,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             return _serve(args.host, args.port, args.workers)
         scenario = open_scenario(args.scenario)
         values = {flag: getattr(args, flag) for flag in SETTING_FLAGS}
-        values["keep_facts"] = args.keep_facts
+        values.update({switch: getattr(args, switch) for switch in SWITCHES})
         settings = parse_settings(values, scenario.settings)
         if args.command == "compare":
             comparison = compare(scenario, settings, parse_pricing({flag: getattr(args, flag) for flag in PRICING_FLAGS}))
@@ -120,16 +133,31 @@ def table(result: Replay) -> str:
         f"{result.scenario.text('title')} · strategy {s.strategy} · window {s.window:,}"
         + (f" (the model really has {s.model_window:,})" if s.model_window else "")
         + " · "
-        f"line {s.threshold:.0%} ({s.limit:,.0f}) · keep {s.keep} · counter {s.counter}",
-        f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<46} {'sent so far':>11}",
+        f"line {s.threshold:.0%} ({s.limit:,.0f}) · {keep_words(s)} · counter {s.counter}"
+        + (f" · {clearing_words(s)}" if s.strategy == "clear-tool-results" else ""),
+        f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<58} {'sent so far':>11}",
     ]
     for call in result.calls:
         lines.append(
             f"{call.number:>4} {call.request_number:>3} {call.tokens:>7,} {call.tokens / s.real_window:>6.0%}  "
-            f"{describe_compaction(call)[:46]:<46} {call.sent_total:>11,}"
+            f"{describe_compaction(call)[:58]:<58} {call.sent_total:>11,}"
         )
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
+
+
+def keep_words(settings) -> str:
+    """KEEP as the tables say it: 'keep 3 tool results'."""
+    return f"keep {settings.keep} {settings.keep_unit.replace('_', ' ')}"
+
+
+def clearing_words(settings) -> str:
+    words = f"clear at least {settings.clear_at_least:,}"
+    if settings.exclude_tools:
+        words += f", never {settings.exclude_tools}"
+    if settings.clear_tool_inputs:
+        words += ", inputs too"
+    return words
 
 
 def describe_compaction(call) -> str:
@@ -137,6 +165,10 @@ def describe_compaction(call) -> str:
     c = call.compaction
     if c is not None:
         done = []
+        if c.cleared:
+            done.append(f"cleared {len(c.cleared)} ({c.cleared_tokens:,} tokens)")
+        if c.held_back:
+            done.append(f"held back: {c.held_back:,} < at least")
         if c.truncated:
             done.append(f"truncated {len(c.truncated)}")
         if c.dropped:
@@ -157,12 +189,13 @@ def comparison_table(comparison: Comparison, call: int) -> str:
     s, p = comparison.settings, comparison.pricing
     lines = [
         f"{comparison.scenario.text('title')} · window {s.window:,} · line {s.threshold:.0%} ({s.limit:,.0f}) · "
-        f"keep {s.keep} · counter {s.counter} · call {call} of {comparison.call_count}",
+        f"{keep_words(s)} · counter {s.counter} · call {call} of {comparison.call_count}"
+        + f" · clear-tool-results: {clearing_words(s)}",
         f"bill: {p.model.label}, cached input at {p.share:.0%}"
         + (f", cache writes at {p.model.write_share:.0%}" if p.model.write_share != 1 else "")
         + f", ${p.price:.2f} per million input tokens, ${p.output_price:.2f} per million output ({p.model.source})",
         "",
-        f"  {'strategy':<16} {'tokens@' + str(call):>9} {'sent@' + str(call):>9} {'sent':>8} {'cached':>8} {'bill $':>8} "
+        f"  {'strategy':<20} {'tokens@' + str(call):>9} {'sent@' + str(call):>9} {'sent':>8} {'cached':>8} {'bill $':>8} "
         f"{'compact':>7} {'overflow':>8} {'summarizer':>11}  {'valid':<5}  facts lost",
     ]
     for column in comparison.columns:
@@ -170,7 +203,7 @@ def comparison_table(comparison: Comparison, call: int) -> str:
         mark = "*" if (column.strategy, column.keep_facts) == (s.strategy, s.keep_facts) else " "
         summarizer = f"{row['summarizer_input']:,}/{row['summarizer_output']:,}" if row["summarizer_input"] else "-"
         lines.append(
-            f"{mark} {column.key:<16} {row['tokens_at_call']:>9,} {row['sent_at_call']:>9,} {row['sent_total']:>8,} "
+            f"{mark} {column.key:<20} {row['tokens_at_call']:>9,} {row['sent_at_call']:>9,} {row['sent_total']:>8,} "
             f"{row['cached_total']:>8,} {row['bill_usd']:>8.4f} {row['compactions']:>7} {row['overflows']:>8} "
             f"{summarizer:>11}  {'yes' if row['valid_requests'] else 'NO':<5}  {row['facts_lost'] or '-'}"
         )

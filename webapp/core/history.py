@@ -9,6 +9,7 @@ from typing import Literal
 from .tokens import Message, content_text, tool_call_texts
 
 TRUNCATION_MARK = "[Truncated"
+CLEARED_MARK = "[Cleared"
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Block:
     message: Message
     units: int
     request: int
-    state: Literal["original", "truncated", "summary"] = "original"
+    state: Literal["original", "truncated", "cleared", "summary"] = "original"
     replaces: tuple[str, ...] = ()
 
     # Cached: a compaction scans every old block each time it runs, and a block's message is
@@ -57,5 +58,25 @@ def keep_from(history: list[Block], keep: int) -> int:
         if history[index].role == "user":
             seen += 1
             if seen == keep:
+                return index
+    return 0
+
+
+def keep_start(history: list[Block], keep: int, unit: str = "requests") -> int:
+    """Where KEEP starts, with KEEP counted in `unit`: the last `keep` requests (the seed's
+    rule), the last `keep` tool results, or the last `keep` turns (assistant replies, with
+    the tool results that answer them). A tool result's KEEP starts at the reply that called
+    it, so KEEP never splits a call from its results. 0 (everything protected) when the
+    history holds fewer."""
+    if unit == "requests":
+        return keep_from(history, keep)
+    counted = "tool" if unit == "tool_results" else "assistant"
+    seen = 0
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].role == counted:
+            seen += 1
+            if seen == keep:
+                while index > 0 and history[index].role == "tool":
+                    index -= 1
                 return index
     return 0

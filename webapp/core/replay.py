@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .history import Block, keep_from
+from .history import Block, keep_start
 from .i18n import N_
 from .scenarios import Fact, PairCheck, Scenario
 from .settings import Settings
@@ -25,11 +25,74 @@ from .tokens import get_counter, tool_call_texts
 PROVIDER_COUNTER = "o200k_base"
 
 
-CANNOT_FIT = N_(
-    "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
-    "(the last %(keep)s requests, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
-    "%(window)s-token window. No compaction can help: lower keep or raise the window."
+# "Call N cannot fit": the floor and KEEP alone pass the window. KEEP is named as it is (never
+# "the last 2 requests" when there is one), and "lower keep" is advised only when keep can go
+# lower.
+CANNOT_FIT = {
+    ("requests", True): N_(
+        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
+        "(the last %(keep)s requests, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
+        "%(window)s-token window. No compaction can help: lower keep or raise the window."
+    ),
+    ("requests", False): N_(
+        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
+        "(the last request, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
+        "%(window)s-token window. No compaction can help while KEEP counts requests: keep the last "
+        "few tool results instead, or raise the window."
+    ),
+    ("tool_results", True): N_(
+        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
+        "(the last %(keep)s tool results and what follows them, %(keep_tokens)s tokens) need "
+        "%(needed)s tokens, more than the %(window)s-token window. No compaction can help: lower "
+        "keep or raise the window."
+    ),
+    ("tool_results", False): N_(
+        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
+        "(the last tool result and what follows it, %(keep_tokens)s tokens) need %(needed)s tokens, "
+        "more than the %(window)s-token window. No compaction can help: raise the window."
+    ),
+    ("turns", True): N_(
+        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
+        "(the last %(keep)s turns, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
+        "%(window)s-token window. No compaction can help: lower keep or raise the window."
+    ),
+    ("turns", False): N_(
+        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
+        "(the last turn, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
+        "%(window)s-token window. No compaction can help: raise the window."
+    ),
+}
+# A compaction was needed and KEEP covered the whole history, so nothing could be cut.
+KEEP_COVERS_ALL = {
+    "only_request": N_(
+        "Call %(call)s is above the line, but the only request is the first message: KEEP counts "
+        "requests, so it covers the whole history and nothing can be compacted. Keep the last "
+        "%(suggest)s tool results instead (KEEP in tool results)."
+    ),
+    "requests": N_(
+        "Call %(call)s is above the line, but KEEP (the last %(keep)s requests) covers every "
+        "request of the history (requests so far: %(count)s), so nothing can be compacted. Lower "
+        "keep to %(lower)s, or count KEEP in tool results."
+    ),
+    "tool_results": N_(
+        "Call %(call)s is above the line, but KEEP (the last %(keep)s tool results) covers every "
+        "tool result of the history (tool results so far: %(count)s), so nothing can be "
+        "compacted. Lower keep to %(lower)s."
+    ),
+    "turns": N_(
+        "Call %(call)s is above the line, but KEEP (the last %(keep)s turns) covers every turn of "
+        "the history (turns so far: %(count)s), so nothing can be compacted. Lower keep to "
+        "%(lower)s."
+    ),
+}
+HELD_BACK = N_(
+    "Call %(call)s is above the line, but clearing every old tool result would take off only "
+    "%(clearable)s tokens, fewer than \"clear at least\" (%(minimum)s): the request is sent as it "
+    "is, and the prompt cache stays whole. Lower \"clear at least\" if the window is at risk."
 )
+# Anthropic's default number of tool uses to keep, suggested when KEEP should count them.
+SUGGESTED_TOOL_RESULTS = 3
+
 
 @dataclass(frozen=True)
 class Event:
@@ -114,7 +177,8 @@ class Replay:
             previous = self.calls[number - 2]
             before = list(previous.blocks) + ([previous.reply] if previous.reply else [])
         known = {block.id for block in before}
-        return before + [block for block in call.blocks if block.id not in known]
+        # A summary made at this call is new too, but it was not there before compaction.
+        return before + [block for block in call.blocks if block.id not in known and block.state != "summary"]
 
     def gone(self, number: int) -> list[str]:
         """Ids of the script messages that had entered the history by call `number` and are
@@ -191,6 +255,7 @@ class _Loop:
         self.summarizer_output = 0
         self.notices: list[tuple[str, dict[str, int]]] = []
         self.cannot_fit_said = False
+        self.said: set[str] = set()  # notices said once per replay
         counter = context.counter
         self.provider = counter if counter.name != "estimate" else get_counter(PROVIDER_COUNTER)
         self.provider_floor = self.provider.measure_floor(scenario.system, scenario.tools)
@@ -291,8 +356,9 @@ class _Loop:
         problems = self._pair_problems(compaction)
         if problems:
             events.append(Event("invalid_request", number, {"problems": list(problems)}))
-        keep_start = keep_from(self.history, self.settings.keep)
-        self._check_cannot_fit(number, keep_start)
+        keep_start_index = keep_start(self.history, self.settings.keep, self.settings.keep_unit)
+        self._check_cannot_fit(number, keep_start_index)
+        self._check_compaction(number, keep_start_index, compaction)
         self.sent += tokens
         reply = None
         no_room = False
@@ -318,7 +384,7 @@ class _Loop:
                 turn=self.turn,
                 blocks=tuple(self.history),
                 tokens=tokens,
-                keep_start=keep_start,
+                keep_start=keep_start_index,
                 compaction=compaction,
                 events=events,
                 sent_total=self.sent,
@@ -344,13 +410,36 @@ class _Loop:
         if needed > self.settings.real_window:
             self.cannot_fit_said = True
             floor = round(self.context.counter.block_tokens(self.context.floor_units))
+            unit, keep = self.settings.keep_unit, self.settings.keep
+            if unit == "requests":
+                keep = min(keep, sum(1 for block in self.history if block.role == "user"))
             values = {
                 "call": number,
                 "floor": floor,
-                "keep": self.settings.keep,
+                "keep": keep,
                 "keep_tokens": needed - floor,
                 "needed": needed,
                 "window": self.settings.real_window,
             }
-            self.notices.append((CANNOT_FIT, values))
+            self.notices.append((CANNOT_FIT[(unit, keep > 1)], values))
 
+    def _check_compaction(self, number: int, keep_start: int, compaction: Compaction | None) -> None:
+        """Say once why a compaction that was needed did nothing, when the settings are why."""
+        if compaction is None or compaction.changed:
+            return
+        if compaction.held_back and "held_back" not in self.said:
+            self.said.add("held_back")
+            values = {"call": number, "clearable": compaction.held_back, "minimum": self.settings.clear_at_least}
+            self.notices.append((HELD_BACK, values))
+        if keep_start > 0 or "keep" in self.said:
+            return
+        unit, keep = self.settings.keep_unit, self.settings.keep
+        counted = {"requests": "user", "tool_results": "tool", "turns": "assistant"}[unit]
+        count = sum(1 for block in self.history if block.role == counted)
+        if unit == "requests" and count == 1:
+            self.said.add("keep")
+            self.notices.append((KEEP_COVERS_ALL["only_request"], {"call": number, "suggest": SUGGESTED_TOOL_RESULTS}))
+        elif count >= 2:
+            self.said.add("keep")
+            values = {"call": number, "keep": keep, "count": count, "lower": count - 1}
+            self.notices.append((KEEP_COVERS_ALL[unit], values))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,8 +19,21 @@ STRATEGIES = {
         "deliberately broken, for the lesson: drops one message at a time, oldest first, "
         "splitting tool calls from their results as some libraries do"
     ),
+    "clear-tool-results": N_(
+        "old tool results become a short placeholder, oldest first, at least a set number of "
+        "tokens at a time (Anthropic's context editing)"
+    ),
 }
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
+# What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
+# assistant reply and the tool results that answer it). One request with a hundred tool calls
+# is all KEEP when KEEP counts requests; an agent run needs one of the other two.
+KEEP_UNITS = {
+    "requests": N_("requests"),
+    "tool_results": N_("tool results"),
+    "turns": N_("turns"),
+}
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
 class Settings(BaseModel):
@@ -38,12 +52,27 @@ class Settings(BaseModel):
     threshold: float = Field(
         0.8, gt=0, le=1, description="compact when a request passes this share of the window"
     )
-    keep: int = Field(2, ge=1, le=1000, description="recent requests the compactor never touches (KEEP)")
+    keep: int = Field(2, ge=1, le=1000, description="how much recent history the compactor never touches (KEEP), counted in keep_unit")
+    keep_unit: Literal["requests", "tool_results", "turns"] = Field(
+        "requests", description="what keep counts: " + ", ".join(KEEP_UNITS)
+    )
     counter: Literal["estimate", "cl100k_base", "o200k_base"] = Field(
         "estimate", description="how tokens are counted: " + ", ".join(COUNTER_NAMES)
     )
     preview: int = Field(150, ge=0, le=10_000, description="characters of a truncated result kept as a preview")
     keep_facts: bool = Field(False, description="tell the summarizer which facts must survive")
+    clear_at_least: int = Field(
+        0,
+        ge=0,
+        le=10_000_000,
+        description="clear-tool-results: clear at least this many tokens each time it acts, or clear nothing",
+    )
+    exclude_tools: str = Field(
+        "", max_length=2000, description="clear-tool-results: tools whose results are never cleared, comma-separated"
+    )
+    clear_tool_inputs: bool = Field(
+        False, description="clear-tool-results: also clear the arguments of the calls whose results are cleared"
+    )
 
     @field_validator("strategy")
     @classmethod
@@ -51,6 +80,18 @@ class Settings(BaseModel):
         if value not in STRATEGIES:
             raise ValueError("unknown strategy")
         return value
+
+    @field_validator("exclude_tools")
+    @classmethod
+    def tool_names(cls, value: str) -> str:
+        names = [name.strip() for name in value.split(",") if name.strip()]
+        if not all(TOOL_NAME.match(name) for name in names):
+            raise ValueError("not a list of tool names")
+        return ",".join(names)
+
+    @property
+    def excluded_tools(self) -> frozenset[str]:
+        return frozenset(name for name in self.exclude_tools.split(",") if name)
 
     @property
     def limit(self) -> float:
@@ -81,12 +122,18 @@ ACCEPTED_NUMBERS = {
 }
 
 
+CHOICES = {"strategy": tuple(STRATEGIES), "counter": COUNTER_NAMES, "keep_unit": tuple(KEEP_UNITS)}
+FLAGS = ("keep_facts", "clear_tool_inputs")
+
+
 def accepted_message(field: str) -> tuple[str, dict[str, Any]]:
     """What a field accepts, as a catalog message and its values."""
-    if field in ("strategy", "counter"):
-        return N_("one of %(values)s"), {"values": ", ".join(STRATEGIES if field == "strategy" else COUNTER_NAMES)}
-    if field == "keep_facts":
+    if field in CHOICES:
+        return N_("one of %(values)s"), {"values": ", ".join(CHOICES[field])}
+    if field in FLAGS:
         return N_("on or off (1/0, true/false)"), {}
+    if field == "exclude_tools":
+        return N_("tool names separated by commas (letters, digits, _ . : -)"), {}
     info = Settings.model_fields[field]
     bounds = {type(m).__name__: m for m in info.metadata}
     low = bounds.get("Ge") or bounds.get("Gt")
@@ -111,8 +158,9 @@ def parse_settings(values: dict[str, Any], defaults: Settings | None = None) -> 
     if unknown:
         raise SettingsError([f"unknown setting {name!r}; accepted: {', '.join(base)}" for name in unknown])
     merged = {**base, **{k: v for k, v in values.items() if v is not None}}
-    if isinstance(merged.get("keep_facts"), str):
-        merged["keep_facts"] = _flag(merged["keep_facts"])
+    for flag in FLAGS:
+        if isinstance(merged.get(flag), str):
+            merged[flag] = _flag(merged[flag])
     try:
         return Settings(**merged)
     except ValidationError as error:

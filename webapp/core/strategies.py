@@ -6,6 +6,8 @@ everything after them), never separate a tool call from its results, and stop as
 request fits. `truncate`, `drop` and `truncate-drop` are the seed's `compact()` levels, step
 for step, so with the `estimate` counter they send exactly what the seed's loop sends.
 `naive-drop` is the exception, on purpose: it breaks the pair rule to show what that costs.
+`clear-tool-results` is Anthropic's context editing (`clear_tool_uses_20250919`), see
+`clear_level`; KEEP may count requests, tool results or turns (`history.keep_start`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .history import TRUNCATION_MARK, Block, keep_from
+from .history import CLEARED_MARK, TRUNCATION_MARK, Block, keep_start
 from .scenarios import Fact
 from .settings import Settings
 from .summarizer import Summarizer
@@ -36,10 +38,19 @@ class Compaction:
     summarizer_output: int = 0
     # Results of tools marked fetch_once that truncation destroyed: they cannot be fetched again.
     destroyed: tuple[str, ...] = ()
+    # clear-tool-results: the results cleared, the assistant replies whose call arguments were
+    # cleared with them, and the tokens this took off the request (Anthropic's response reports
+    # the same two figures as cleared_tool_uses and cleared_input_tokens).
+    cleared: tuple[str, ...] = ()
+    inputs_cleared: tuple[str, ...] = ()
+    cleared_tokens: int = 0
+    # clear-tool-results left the request as it was: clearing every result it may clear would
+    # have taken off only this many tokens, fewer than clear_at_least.
+    held_back: int = 0
 
     @property
     def changed(self) -> bool:
-        return bool(self.truncated or self.dropped or self.summarized)
+        return bool(self.truncated or self.dropped or self.summarized or self.cleared)
 
 
 @dataclass
@@ -66,6 +77,9 @@ class Context:
     def fits(self, units: int) -> bool:
         return self.tokens(units) <= self.settings.limit
 
+    def keep_start(self, history: list[Block]) -> int:
+        return keep_start(history, self.settings.keep, self.settings.keep_unit)
+
     def block(self, template: Block, message: Message, **changes) -> Block:
         return Block(
             id=changes.pop("id", template.id),
@@ -90,6 +104,10 @@ class Work:
     summary_id: str | None = None
     summarizer_input: int = 0
     summarizer_output: int = 0
+    cleared: list[str] = field(default_factory=list)
+    inputs_cleared: list[str] = field(default_factory=list)
+    cleared_tokens: int = 0
+    held_back: int = 0
 
 
 Level = Callable[[Work, Context], None]
@@ -107,7 +125,7 @@ def truncate_level(work: Work, context: Context) -> None:
         settled, last = context.truncated_through
         if settled <= len(history) and history[settled - 1] is last:
             start = settled
-    boundary = keep_from(history, context.settings.keep)
+    boundary = context.keep_start(history)
     for index in range(start, boundary):
         block = history[index]
         if block.role != "tool" or block.text.startswith(TRUNCATION_MARK):
@@ -136,7 +154,7 @@ def drop_level(work: Work, context: Context) -> None:
     history = work.history
     while not context.fits(work.units):
         following = next((i for i in range(2, len(history)) if history[i].role == "user"), None)
-        if following is None or following > keep_from(history, context.settings.keep):
+        if following is None or following > context.keep_start(history):
             return
         removed = history[1:following]
         del history[1:following]
@@ -152,7 +170,7 @@ def naive_drop_level(work: Work, context: Context) -> None:
     trim this way; the request they leave can start with a tool result whose call is gone,
     which most APIs reject."""
     history = work.history
-    while not context.fits(work.units) and 1 < keep_from(history, context.settings.keep):
+    while not context.fits(work.units) and 1 < context.keep_start(history):
         removed = history.pop(1)
         work.units -= removed.units
         work.dropped.append(removed.id)
@@ -163,14 +181,21 @@ def naive_drop_level(work: Work, context: Context) -> None:
 def summarize_level(work: Work, context: Context) -> None:
     """Replace the oldest whole exchanges after the first request with one summary message,
     placed right after the first request; an earlier summary is folded into the new one.
-    The fewest exchanges that make the request fit are summarized, in one summarizer call."""
+    The fewest exchanges that make the request fit are summarized, in one summarizer call.
+
+    When KEEP counts tool results or turns, it can start inside a request (an agent run is
+    one request): after the whole exchanges, the old turns of that request (a reply and its
+    tool results) are summarized too, one more turn at a time, so a call is never parted
+    from its results and the first request and KEEP stay as they are."""
     history = work.history
     start = 1
     previous = None
     if len(history) > 1 and history[1].state == "summary":
         previous, start = history[1], 2
-    boundary = keep_from(history, context.settings.keep)
+    boundary = context.keep_start(history)
     cuts = [i for i in range(start + 1, boundary + 1) if history[i].role == "user"]
+    after = cuts[-1] if cuts else start
+    cuts += [i for i in range(after + 1, boundary + 1) if history[i].role == "assistant"]
     if not cuts:
         return
     # The first request stays; an earlier summary (history[1]) is folded into the new one.
@@ -201,6 +226,78 @@ def summarize_level(work: Work, context: Context) -> None:
     work.levels.append("summarize")
 
 
+def clear_level(work: Work, context: Context) -> None:
+    """Anthropic's context editing, `clear_tool_uses_20250919`
+    (https://docs.claude.com/en/docs/build-with-claude/context-editing): above the line, the
+    oldest tool results outside KEEP become a placeholder, oldest first, results of
+    `exclude_tools` never; with `clear_tool_inputs`, the arguments of their calls go too.
+
+    It stops once the request fits and at least `clear_at_least` tokens are cleared. If
+    clearing every result it may clear would take off fewer than `clear_at_least` tokens, it
+    clears nothing ("Context will only be modified if at least this many tokens can be
+    removed", Anthropic's API reference): each clearing rewrites the request from the first
+    cleared result on, so the prompt cache is read only up to there, and clearing a lot at
+    once makes that happen less often. Messages keep their roles and call ids: pair-safe."""
+    settings = context.settings
+    trial = list(work.history)
+    units = work.units
+    names = _tool_names(trial)
+    cleared: list[str] = []
+    inputs: list[str] = []
+    destroyed: list[str] = []
+    cleared_tokens = 0
+    for index in range(context.keep_start(trial)):
+        block = trial[index]
+        call_id = block.message.get("tool_call_id")
+        name = names.get(call_id, "")
+        if block.role != "tool" or block.state == "cleared" or name in settings.excluded_tools:
+            continue
+        before = context.tokens(units)
+        note = f"{CLEARED_MARK} to save context: a {name or 'tool'} result of {len(block.text)} chars]"
+        placeholder = context.block(block, {**block.message, "content": note}, state="cleared")
+        trial[index] = placeholder
+        units += placeholder.units - block.units
+        cleared.append(block.id)
+        if name in context.fetch_once_tools:
+            destroyed.append(block.id)
+        if settings.clear_tool_inputs:
+            caller = _caller(trial, index, call_id)
+            if caller is not None:
+                reply = trial[caller]
+                calls = [
+                    {**call, "function": {**call.get("function", {}), "arguments": "{}"}} if call.get("id") == call_id else call
+                    for call in reply.message.get("tool_calls") or []
+                ]
+                emptied = context.block(reply, {**reply.message, "tool_calls": calls})
+                trial[caller] = emptied
+                units += emptied.units - reply.units
+                if reply.id not in inputs:
+                    inputs.append(reply.id)
+        cleared_tokens += before - context.tokens(units)
+        if context.fits(units) and cleared_tokens >= settings.clear_at_least:
+            break
+    if not cleared:
+        return
+    if cleared_tokens < settings.clear_at_least:
+        work.held_back = cleared_tokens
+        return
+    work.history[:] = trial
+    work.units = units
+    work.cleared += cleared
+    work.inputs_cleared += inputs
+    work.destroyed += destroyed
+    work.cleared_tokens += cleared_tokens
+    work.levels.append("clear")
+
+
+def _caller(history: list[Block], index: int, call_id: str | None) -> int | None:
+    """The reply before `index` that made the call `call_id`."""
+    for position in range(index - 1, -1, -1):
+        if call_id in history[position].tool_call_ids:
+            return position
+    return None
+
+
 def _tool_names(history: list[Block]) -> dict[str, str]:
     """tool_call_id -> function name, to know which tool a result came from."""
     names = {}
@@ -217,6 +314,7 @@ LEVELS: dict[str, tuple[Level, ...]] = {
     "truncate-drop": (truncate_level, drop_level),
     "summarize": (summarize_level,),
     "naive-drop": (naive_drop_level,),
+    "clear-tool-results": (clear_level,),
 }
 # Strategies that may separate a tool call from its results, on purpose: a comparison never
 # recommends one, even on a chat where its requests happened to stay valid.
@@ -249,5 +347,9 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
         summarizer_input=work.summarizer_input,
         summarizer_output=work.summarizer_output,
         destroyed=tuple(work.destroyed),
+        cleared=tuple(work.cleared),
+        inputs_cleared=tuple(work.inputs_cleared),
+        cleared_tokens=work.cleared_tokens,
+        held_back=work.held_back,
     )
     return work.history, work.units, compaction
