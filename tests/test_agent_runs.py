@@ -4,8 +4,11 @@ generated runs; the warnings that fit the case; the settings as code."""
 
 from __future__ import annotations
 
+import copy
 import json
+from types import SimpleNamespace
 
+import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -13,9 +16,11 @@ from webapp.core.history import CLEARED_MARK, keep_start
 from webapp.core.replay import replay
 from webapp.core.scenarios import Fact, Scenario, ScriptMessage, tool_pair_problems
 from webapp.core.settings import Settings, parse_settings
+from webapp.core.snippets import python_clearing, settings_code
 from webapp.core.tokens import get_counter
 
 from .generators import RESULT, TEXT
+from .seed_reference import load_seed_compact, seed_requests
 
 EXAMPLES = hypothesis_settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TOOL_NAMES = ("read_file", "run_tests", "search", "read_ci_log")
@@ -275,3 +280,50 @@ def test_summarize_inside_one_request_keeps_the_first_message_and_the_fact():
         assert result.calls[-1].compaction is None or result.calls[-1].compaction.summarizer_input > 0
     assert [fate.present for fate in careful.calls[-1].facts] == [True]
     assert [fate.present for fate in forgetful.calls[-1].facts] == [False]
+
+
+# --- Settings as code ------------------------------------------------------------------------
+
+
+@pytest.mark.needs_seed
+@hypothesis_settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(agent_runs(), agent_settings())
+def test_the_python_clearing_loop_sends_what_the_playground_sends(scenario, chosen):
+    """The pasted loop, with the seed's estimate_tokens and the seed's agent loop, sends the
+    very requests the engine sends with the estimate counter."""
+    chosen = chosen.model_copy(update={"counter": "estimate"})
+    seed = load_seed_compact(system=scenario.system)
+    namespace = {"copy": copy, "estimate_tokens": seed.estimate_tokens}
+    exec(python_clearing(chosen), namespace)
+    loop = SimpleNamespace(compact=namespace["compact"], SYSTEM=scenario.system)
+    expected = seed_requests([item.message for item in scenario.script], loop)
+    assert [call.request(scenario.system) for call in replay(scenario, chosen).calls] == expected
+
+
+def test_clear_tool_results_settings_as_code():
+    chosen = parse_settings(
+        {"strategy": "clear-tool-results", "window": 24000, "keep": 3, "keep_unit": "tool_results", "clear_at_least": 5000, "exclude_tools": "read_ci_log,search"}
+    )
+    anthropic, loop = settings_code(chosen)
+    namespace: dict = {}
+    exec(anthropic.code, namespace)
+    assert namespace["context_management"] == {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 19200},
+                "keep": {"type": "tool_uses", "value": 3},
+                "clear_at_least": {"type": "input_tokens", "value": 5000},
+                "exclude_tools": ["read_ci_log", "search"],
+                "clear_tool_inputs": False,
+            }
+        ]
+    }
+    assert (anthropic.kind, loop.kind) == ("anthropic", "seed")
+    exec(loop.code, namespace)
+    assert namespace["WINDOW"]["keep"] == 3 and namespace["WINDOW"]["exclude_tools"] == ["read_ci_log", "search"]
+    requests = parse_settings({"strategy": "clear-tool-results", "keep": 2})
+    assert "the playground counts KEEP in requests" in settings_code(requests)[0].code
+    other = settings_code(parse_settings({"strategy": "truncate", "keep_unit": "turns"}))
+    assert [snippet.kind for snippet in other] == ["astorlm", "seed"]
+    assert "the playground counts the last 2 turns" in other[0].code

@@ -652,6 +652,7 @@ def summary_row(column: Column, call: int) -> dict[str, object]:
         "peak_tokens": column.peak_tokens,
         "summarizer_input": column.summarizer_input,
         "summarizer_output": column.summarizer_output,
+        "cleared_tokens": sum(call.compaction.cleared_tokens for call in column.calls if call.compaction),
         "facts_lost": "; ".join(f"{fate.fact.label or fate.fact.text} from call {fate.lost_from}" for fate in column.facts_lost),
         "valid_requests": column.valid_requests,
     }

@@ -29,6 +29,7 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         ],
         "gone": result.gone(call.number),
         "compaction": asdict(call.compaction) if call.compaction else None,
+        "applied_edits": applied_edits(call),
         "events": [{"kind": e.kind, "call": e.call, **e.detail} for e in call.events],
         "sent_total": call.sent_total,
         "summarizer_output_total": call.summarizer_output_total,
@@ -41,6 +42,21 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
             for f in call.facts
         ],
     }
+
+
+def applied_edits(call: Call) -> list[dict[str, Any]]:
+    """What clear-tool-results did at this call, as Anthropic's response reports it
+    (`context_management.applied_edits`)."""
+    compaction = call.compaction
+    if compaction is None or not compaction.cleared:
+        return []
+    return [
+        {
+            "type": "clear_tool_uses_20250919",
+            "cleared_tool_uses": len(compaction.cleared),
+            "cleared_input_tokens": compaction.cleared_tokens,
+        }
+    ]
 
 
 def replay_json(result: Replay) -> dict[str, Any]:

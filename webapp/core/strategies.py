@@ -249,11 +249,11 @@ def clear_level(work: Work, context: Context) -> None:
     for index in range(context.keep_start(trial)):
         block = trial[index]
         call_id = block.message.get("tool_call_id")
-        name = names.get(call_id, "")
+        name = names.get(call_id, "tool")
         if block.role != "tool" or block.state == "cleared" or name in settings.excluded_tools:
             continue
         before = context.tokens(units)
-        note = f"{CLEARED_MARK} to save context: a {name or 'tool'} result of {len(block.text)} chars]"
+        note = f"{CLEARED_MARK} to save context: a {name} result of {len(block.text)} chars]"
         placeholder = context.block(block, {**block.message, "content": note}, state="cleared")
         trial[index] = placeholder
         units += placeholder.units - block.units
