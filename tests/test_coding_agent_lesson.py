@@ -1,0 +1,85 @@
+"""The coding-agent lesson's figures at its key calls: one request and 34 tool calls, where
+KEEP in requests cannot help, clearing old results can, clearing too eagerly loses the seed or
+keeps breaking the cache, and "clear at least" trades tokens for cache hits."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.core.compare import compare
+from webapp.core.library import open_scenario
+from webapp.core.replay import replay
+from webapp.core.settings import parse_settings
+
+
+@pytest.fixture(scope="module")
+def lesson():
+    return open_scenario("coding-agent")
+
+
+def run(lesson, **changes):
+    return replay(lesson, parse_settings(changes, lesson.settings))
+
+
+def test_one_request_and_over_thirty_tool_calls(lesson):
+    roles = [item.role for item in lesson.script]
+    assert roles.count("user") == 1
+    assert roles.count("tool") >= 30
+    assert lesson.call_count == 35
+    assert [fact.needed_from_call for fact in lesson.facts] == [24]
+
+
+def test_keep_in_requests_cannot_help(lesson):
+    result = run(lesson, keep_unit="requests", keep=2)
+    assert all(call.compaction is None or not call.compaction.changed for call in result.calls)
+    assert [call.number for call in result.calls if call.overflow] == list(range(26, 36))
+    assert any("the only request is the first message" in warning for warning in result.warnings)
+
+
+def test_clearing_old_results_keeps_the_run_under_the_line_and_the_seed(lesson):
+    result = run(lesson)
+    clearings = {call.number: call.compaction for call in result.calls if call.compaction and call.compaction.changed}
+    assert sorted(clearings) == [22, 27, 34]
+    first = clearings[22]
+    assert (first.tokens_before, first.tokens_after, len(first.cleared), first.cleared_tokens) == (20_393, 15_332, 5, 5_061)
+    assert (len(clearings[27].cleared), clearings[27].cleared_tokens) == (9, 5_572)
+    assert all(c.cleared_tokens >= 5_000 for c in clearings.values())
+    assert not any(call.overflow for call in result.calls)
+    ci_log = result.calls[-1].blocks[2]
+    assert ci_log.message["tool_call_id"] == "call_01" and ci_log.state == "original"
+    assert all(status.present for call in result.calls[23:] for status in call.facts)
+    assert result.calls[-1].sent_total == 445_154
+
+
+def test_clearing_every_tool_loses_the_seed_at_call_24(lesson):
+    result = run(lesson, exclude_tools="")
+    assert result.calls[21].blocks[2].state == "cleared"
+    lost = [call.number for call in result.calls if any(status.missing_when_needed for status in call.facts)]
+    assert lost[0] == 24
+
+
+def test_clearing_a_little_at_a_time_keeps_breaking_the_cache(lesson):
+    eager = compare(lesson, parse_settings({"clear_at_least": 0}, lesson.settings)).column("clear-tool-results")
+    patient = compare(lesson).column("clear-tool-results")
+    assert (eager.compactions, patient.compactions) == (9, 3)
+    assert eager.cached_total < patient.cached_total
+    assert eager.bill.cost > patient.bill.cost
+
+
+def test_clear_at_least_holds_back_then_clears_a_lot_or_overflows(lesson):
+    held = run(lesson, clear_at_least=15_000)
+    assert [call.number for call in held.calls if call.compaction and call.compaction.held_back] == [22, 23, 24]
+    clearing = held.calls[24].compaction
+    assert clearing.changed and len(clearing.cleared) == 20
+    assert not any(call.overflow for call in held.calls)
+    too_much = run(lesson, clear_at_least=20_000)
+    assert [call.number for call in too_much.calls if call.overflow][0] == 26
+
+
+def test_the_verdict_names_clear_tool_results(lesson):
+    comparison = compare(lesson)
+    assert comparison.verdict.winner == "clear-tool-results"
+    winner = comparison.column("clear-tool-results")
+    assert winner.sound and not winner.overflows
+    assert comparison.column("none").overflows == 10
+    assert comparison.column("truncate").facts_lost
