@@ -236,12 +236,24 @@ def call_sentence(result: Replay, call: Call) -> str:
                 before=format_number(compaction.tokens_before),
                 after=format_number(compaction.tokens_after),
             )
+            if compaction.cleared:
+                base += " " + ngettext(
+                    "It cleared %(num)d old tool result (%(tokens)s tokens).",
+                    "It cleared %(num)d old tool results (%(tokens)s tokens).",
+                    len(compaction.cleared),
+                    tokens=format_number(compaction.cleared_tokens),
+                )
             if compaction.destroyed:
                 base += " " + ngettext(
                     "It truncated %(num)d result of a tool that cannot be called again: that content is gone for good.",
                     "It truncated %(num)d results of a tool that cannot be called again: that content is gone for good.",
                     len(compaction.destroyed),
                 )
+        elif compaction.held_back:
+            base += " " + _(
+                "The request is over the line, but clearing would take off only %(tokens)s tokens, fewer than \"clear at least\": it is sent as it is and the prompt cache stays whole.",
+                tokens=format_number(compaction.held_back),
+            )
         else:
             base += " " + _("The request is over the line but there was nothing outside KEEP to compact.")
     if call.overflow:

@@ -235,7 +235,7 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
             height=height,
             arriving=block.id not in previous_ids and not animated,
         )
-        if block.state == "truncated":
+        if block.state in ("truncated", "cleared"):
             shape.was = replay.block_tokens(originals[block.id])
         shape.orphan = block.id in orphans
         if animated and block.id in before:
@@ -254,7 +254,8 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
                 continue
             old_y, old_h = before[block.id]
             ghosts.append(Ghost(block_label(block, names)[0], old_y, old_h))
-        hits = [s for s in shapes if s.state in {"truncated", "summary"} and s.id in set(compaction.truncated) | {compaction.summary_id}]
+        changed = {*compaction.truncated, *compaction.cleared, compaction.summary_id}
+        hits = [s for s in shapes if s.state in {"truncated", "cleared", "summary"} and s.id in changed]
         hammer_y = min((s.y for s in hits), default=None)
 
     traces = _traces(replay, number, blocks, after, bottom_y - floor_h)
@@ -351,6 +352,7 @@ def _accessible_name(shape: Shape) -> str:
     state = {
         "original": _("kept as sent"),
         "truncated": _("truncated to a note (was %(was)s tokens)", was=format_number(round(shape.was or 0))),
+        "cleared": _("cleared to a placeholder (was %(was)s tokens)", was=format_number(round(shape.was or 0))),
         "summary": _("a summary"),
     }.get(shape.state, shape.state)
     if shape.orphan:
