@@ -83,3 +83,31 @@ def test_the_verdict_names_clear_tool_results(lesson):
     assert winner.sound and not winner.overflows
     assert comparison.column("none").overflows == 10
     assert comparison.column("truncate").facts_lost
+
+
+def test_the_play_page_offers_keep_units_and_clearing_settings(client):
+    page = client.get("/play/coding-agent?call=22").get_data(as_text=True)
+    assert '<option value="tool_results" selected>tool results</option>' in page
+    assert 'name="clear_at_least" type="number"' in page and 'value="5000"' in page
+    assert 'name="exclude_tools" type="text"' in page and 'value="read_ci_log"' in page
+    assert "It cleared 5 old tool results (5,061 tokens)." in page
+    assert "cleared to a placeholder (was" in page
+    stuck = client.get("/play/coding-agent?call=26&keep_unit=requests&keep=2").get_data(as_text=True)
+    assert "the only request is the first message" in stuck
+    other = client.get("/play/bike-shop").get_data(as_text=True)
+    assert 'type="hidden" name="clear_at_least"' in other, "carried along, not shown, with another strategy"
+
+
+def test_the_comparison_panel_names_clear_tool_results_in_every_language(client):
+    for lang, text in (("en", "Cheapest safe choice: clear-tool-results"), ("fr", "clear-tool-results"), ("zh", "clear-tool-results")):
+        page = client.get(f"/compare/coding-agent?lang={lang}").get_data(as_text=True)
+        assert text in page
+        assert 'name="clear_at_least" type="number"' in page
+    data = client.get("/compare/coding-agent.json").get_json()
+    assert data["verdict"]["winner"] == "clear-tool-results"
+    column = next(row for row in data["strategies"] if row["key"] == "clear-tool-results")
+    assert column["overflows"] == 0 and column["cleared_tokens"] > 0
+    edits = client.get("/play/coding-agent.json?call=22").get_json()
+    assert edits["current"]["applied_edits"] == [
+        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 5, "cleared_input_tokens": 5061}
+    ]
