@@ -327,3 +327,13 @@ def test_clear_tool_results_settings_as_code():
     other = settings_code(parse_settings({"strategy": "truncate", "keep_unit": "turns"}))
     assert [snippet.kind for snippet in other] == ["astorlm", "seed"]
     assert "the playground counts the last 2 turns" in other[0].code
+
+
+def test_a_summary_inside_one_request_never_uses_the_whole_requests_digest():
+    scenario = one_request_run(results=12)
+    first = scenario.script[0]
+    scenario.script[0] = ScriptMessage(first.id, first.message, digest="The build was fixed and every test passed.")
+    result = replay(scenario, parse_settings({"strategy": "summarize", "window": 6000, "keep": 2, "keep_unit": "tool_results", "counter": "o200k_base"}))
+    summaries = [block.text for call in result.calls for block in call.blocks if block.state == "summary"]
+    assert summaries and not any("every test passed" in text for text in summaries)
+    assert all("tools used: read" in text for text in summaries)

@@ -202,10 +202,14 @@ def summarize_level(work: Work, context: Context) -> None:
     kept_units = work.units - sum(block.units for block in history[1:])
     for cut in cuts:
         folded = history[start:cut]
+        # A request's digest tells the whole request: not for a request cut in two.
+        digests = context.digests
+        if history[cut].role != "user":
+            digests = {request: text for request, text in digests.items() if request != history[cut].request}
         result = context.summarizer.summarize(
             previous=previous.text if previous else None,
             blocks=folded,
-            digests=context.digests,
+            digests=digests,
             facts=context.facts if context.settings.keep_facts else [],
             counter=context.counter,
         )
