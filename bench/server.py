@@ -24,11 +24,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
-    """One GET on 127.0.0.1 (a new connection, as gunicorn's sync workers close each one)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+def get(
+    port: int, path: str, headers: dict[str, str] | None = None, method: str = "GET", body: bytes | None = None, timeout: float = 60
+) -> tuple[int, bytes, dict[str, str]]:
+    """One request on 127.0.0.1 (a new connection, as gunicorn's sync workers close each one)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        connection.request("GET", path, headers=headers or {})
+        connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
         return response.status, response.read(), dict(response.getheaders())
     finally:
@@ -36,16 +38,20 @@ def get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[in
 
 
 @contextlib.contextmanager
-def serve(workers: int = 1, config: dict | None = None, error_log: str = "-"):
+def serve(workers: int | None = 1, config: dict | None = None, error_log: str = "-", production: bool = False):
     """Yields (port, the gunicorn master process); stops it on exit. `config` goes to
     create_app (gunicorn reads the factory's arguments as Python literals); gunicorn's own
-    log goes to `error_log` (stderr by default)."""
+    log goes to `error_log` (stderr by default). `production` serves with the settings of
+    `compaction-playground serve` (webapp/gunicorn_config.py); `workers` overrides theirs."""
     port = free_port()
+    settings = ["--config", "python:webapp.gunicorn_config"] if production else []
+    if workers is not None:
+        settings += ["--workers", str(workers)]
     # Its own control socket: gunicorn's default (~/.gunicorn/gunicorn.ctl) is shared by every
     # instance of the user, and stopping one would delete another's.
     control_dir = tempfile.TemporaryDirectory(prefix="bench-gunicorn-")
     process = subprocess.Popen(
-        [str(GUNICORN), "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--chdir", str(ROOT),
+        [str(GUNICORN), *settings, "--bind", f"127.0.0.1:{port}", "--chdir", str(ROOT),
          "--control-socket", os.path.join(control_dir.name, "gunicorn.ctl"),
          "--log-level", "warning", "--error-logfile", error_log, f"bench.app:create_bench_app({config or {}!r})"],
         cwd=ROOT,
