@@ -49,6 +49,7 @@ from typing import Callable, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .budget import spend
 from .history import Block
 from .replay import Call, Replay, replay
 from .scenarios import Fact, Scenario
@@ -470,6 +471,7 @@ def compare(
     keys = MessageKeys()
     columns = []
     for variant in variants(settings):
+        spend()
         result = run(scenario, variant)
         hits = cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys)
         invalid = {call.number: list(call.problems) for call in result.calls if call.problems}

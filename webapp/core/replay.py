@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .budget import spend
 from .history import Block, keep_start
 from .i18n import N_
 from .scenarios import Fact, PairCheck, Scenario
@@ -224,6 +225,7 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
     )
     loop = _Loop(scenario, settings, context)
     for item in scenario.script:
+        spend()  # a long transcript stops at the request's budget (core/budget.py)
         loop.feed(item)
     loop.finish()
     return Replay(

@@ -21,6 +21,7 @@ from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
 from ..resources import data_folder
 from .languages import html_lang, language_links, money, percent
+from .limits import install_limits
 from .replays import ReplayCache
 from .viewstate import StateError
 
@@ -90,6 +91,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .transcripts import blueprint as transcripts
     from .views import web
 
+    install_limits(app)
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
     app.register_blueprint(transcripts)
@@ -153,8 +155,10 @@ def error_page(status: int, problems: list[str]):
         400: _("Bad request"),
         404: _("Not found"),
         413: _("Too large"),
+        422: _("Too much to compute"),
         500: _("Server error"),
         502: _("Summarizer unavailable"),
+        503: _("Busy"),
     }
     context = {"status": status, "title": titles.get(status, str(status)), "problems": problems}
     if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):

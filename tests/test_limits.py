@@ -1,0 +1,135 @@
+"""A bounded cost per request: a budget of computing time, past which the visitor is told what
+was too large and what to change, and one long chat at a time per process, so the home page
+and the built-in scenarios are never kept waiting."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from webapp import create_app
+from webapp.cli import main
+from webapp.core.budget import BudgetExceeded, spend, within
+from webapp.core.compare import compare
+from webapp.core.library import open_scenario
+from webapp.core.replay import replay
+
+
+def make_client(tmp_path, **config):
+    return create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path / "transcripts"), **config}).test_client()
+
+
+def test_work_stops_once_its_budget_is_spent():
+    scenario = open_scenario("long-haul")
+    with within(cpu_seconds=0, wall_seconds=60), pytest.raises(BudgetExceeded) as raised:
+        replay(scenario)
+    assert raised.value.clock == "CPU"
+    with within(cpu_seconds=60, wall_seconds=0), pytest.raises(BudgetExceeded) as raised:
+        compare(scenario)
+    assert raised.value.clock == "wall-clock"
+
+
+def test_without_a_budget_nothing_is_limited(capsys):
+    spend()  # no budget open: the command line computes whatever it is asked
+    assert main(["compare", "long-haul"]) == 0
+    assert "verdict:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "path, what",
+    [
+        ("/compare/long-haul", "Comparing every strategy on this chat"),
+        ("/compare/long-haul.csv", "Comparing every strategy on this chat"),
+        ("/compare/long-haul.json", "Comparing every strategy on this chat"),
+        ("/play/long-haul?strategy=summarize", "Replaying this chat"),
+    ],
+)
+def test_past_the_budget_the_page_says_what_was_too_large_and_what_to_change(tmp_path, path, what):
+    client = make_client(tmp_path, REQUEST_CPU_SECONDS=0)
+    response = client.get(path)
+    text = response.get_data(as_text=True)
+    assert response.status_code == 422
+    assert what in text and "(0 seconds)" in text
+    assert "The chat has 128 messages and 64 model calls." in text
+    assert "fewer messages" in text and "compaction-playground compare" in text
+    assert response.headers["Content-Security-Policy"].startswith("default-src 'self'")
+    assert "ETag" not in response.headers
+
+
+@pytest.mark.parametrize("lang, words", [("fr", "Le chat compte 128 messages et 64 appels au modèle."), ("zh", "这段聊天有 128 条消息、64 次模型调用。")])
+def test_the_budget_message_speaks_the_pages_language(tmp_path, lang, words):
+    response = make_client(tmp_path, REQUEST_CPU_SECONDS=0).get(f"/compare/long-haul?lang={lang}")
+    assert response.status_code == 422 and words in response.get_data(as_text=True)
+
+
+def test_an_htmx_request_past_the_budget_shows_the_message_in_the_panel(tmp_path):
+    response = make_client(tmp_path, REQUEST_CPU_SECONDS=0).get("/play/long-haul?call=3", headers={"HX-Request": "true"})
+    assert response.status_code == 422
+    assert response.headers["HX-Retarget"] == "#well-panel"
+    assert "Replaying this chat" in response.get_data(as_text=True)
+
+
+def test_pages_without_long_work_never_run_out(tmp_path):
+    client = make_client(tmp_path, REQUEST_CPU_SECONDS=0)
+    assert client.get("/").status_code == 200
+    assert client.get("/transcripts/new").status_code == 200
+
+
+@pytest.fixture
+def held(tmp_path):
+    """An app where chats of more than 12 messages are long, and a request for the long
+    `receipt` (17 messages) holds its process's only slot until the event is set."""
+    app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "LONG_CHAT_MESSAGES": 12})
+    cache = app.extensions["replay_cache"]
+    computing, release = threading.Event(), threading.Event()
+    plain_get = cache.get
+
+    def slow_get(scenario, settings):
+        if scenario.id == "receipt":
+            computing.set()
+            release.wait(30)
+        return plain_get(scenario, settings)
+
+    cache.get = slow_get
+    answers = []
+    holder = threading.Thread(target=lambda: answers.append(app.test_client().get("/compare/receipt").status_code))
+    holder.start()
+    assert computing.wait(30)
+    yield app.test_client(), release, answers
+    release.set()
+    holder.join(30)
+
+
+def test_a_second_long_chat_is_told_to_come_back_at_once(held):
+    client, release, answers = held
+    response = client.get("/compare/receipt.csv?window=9000")
+    assert response.status_code == 503 and response.headers["Retry-After"] == "5"
+    text = response.get_data(as_text=True)
+    assert "already computing another long chat" in text and "more than 12 messages" in text
+    release.set()
+
+
+def test_the_home_page_and_short_scenarios_never_wait_for_a_long_chat(held):
+    client, release, answers = held
+    assert client.get("/").status_code == 200
+    assert client.get("/play/bike-shop?call=5", headers={"HX-Request": "true"}).status_code == 200
+    assert client.get("/compare/bike-shop").status_code == 200
+    assert not answers, "the long chat is still being computed"
+
+
+def test_the_slot_is_free_again_once_the_long_chat_is_answered(held):
+    client, release, answers = held
+    release.set()
+    for _ in range(100):
+        if answers:
+            break
+        threading.Event().wait(0.1)
+    assert answers == [200]
+    assert client.get("/compare/receipt.csv?window=9000").status_code == 200
+
+
+def test_a_long_chat_past_its_budget_frees_its_slot(tmp_path):
+    client = make_client(tmp_path, REQUEST_CPU_SECONDS=0, LONG_CHAT_MESSAGES=12)
+    assert client.get("/compare/receipt").status_code == 422
+    assert client.get("/compare/receipt").status_code == 422  # not 503: the slot came back
