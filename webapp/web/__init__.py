@@ -20,6 +20,7 @@ from ..core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError
 from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
 from ..resources import data_folder
+from .delivery import install_delivery
 from .languages import html_lang, language_links, money, percent
 from .limits import install_limits
 from .replays import ReplayCache
@@ -92,6 +93,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .views import web
 
     install_limits(app)
+    install_delivery(app, SECURITY_HEADERS)
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
     app.register_blueprint(transcripts)
