@@ -4,7 +4,7 @@ peak memory, on gunicorn as `compaction-playground serve` runs it (webapp/gunico
 1. Pastes the worst transcripts the playground accepts (one per attacker, all distinct, so no
    cache helps): 1,000 messages of agent work (bench/transcript.py, tool results cut to fit the
    1,000,000-byte limit), and 333 rounds of one tool call named by 2,760 random letters each
-   (hostile: the offline summarizer quotes every earlier name).
+   (bench/hostile_transcripts.py: the offline summarizer quoted every earlier name).
 2. Idle: the home page and a bike-shop step, one request at a time.
 3. Attack: N clients ask, in a loop, for the costliest pages of those transcripts (comparison
    panel, its CSV and JSON twins, summarize on the play page), each with a window of its own so
@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import string
 import sys
 import tempfile
 import threading
@@ -33,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.hostile_transcripts import long_tool_names  # noqa: E402
 from bench.load import worker_pids  # noqa: E402
 from bench.server import get, serve  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
@@ -54,23 +54,8 @@ def agent_transcript(seed: int) -> dict:
     raise SystemExit("the agent transcript does not fit the paste limit")
 
 
-def long_names_transcript(seed: int) -> dict:
-    """333 rounds, each a tool call whose name is 2,760 random letters (issue 15, finding 2)."""
-    rng = random.Random(seed)
-    messages = [{"role": "system", "content": "You are an agent."}]
-    for round_number in range(333):
-        call = {"id": f"c{round_number}", "type": "function",
-                "function": {"name": "".join(rng.choices(string.ascii_letters, k=2760)), "arguments": "{}"}}
-        messages += [
-            {"role": "user", "content": f"step {round_number}"},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": call["id"], "content": "ok"},
-        ]
-    return {"messages": messages}
-
-
-def paste(port: int, transcript: dict) -> str:
-    body = urllib.parse.urlencode({"transcript": json.dumps(transcript)}).encode()
+def paste(port: int, transcript: str) -> str:
+    body = urllib.parse.urlencode({"transcript": transcript}).encode()
     status, text, headers = get(port, "/transcripts", {"Content-Type": "application/x-www-form-urlencoded"}, "POST", body)
     location = headers.get("Location", "")
     if status != 303 or "/play/" not in location:
@@ -116,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     with serve(workers=args.workers, production=True, error_log=str(log)) as (port, master):
         ids = []
         for number in range(args.attackers):
-            make = agent_transcript if number % 2 == 0 else long_names_transcript
-            ids.append(paste(port, make(100 + number)))
+            seed = 100 + number
+            ids.append(paste(port, json.dumps(agent_transcript(seed)) if number % 2 == 0 else long_tool_names(seed=seed)))
         for path, headers in PROBES.values():  # warm: the first answer loads templates and replays
             timed(port, path, headers, args.timeout)
         idle = {name: [] for name in PROBES}
