@@ -4,7 +4,6 @@ error naming the file and the field, none crashes the loader or stops the other 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -7,7 +7,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
 from .core.compare import Comparison, check_call, compare, comparison_json, describe, parse_pricing, summary_row
 from .core.library import open_scenario, scenario_library
