@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import threading
 import urllib.error
 import urllib.request
@@ -144,7 +143,7 @@ class OpenAICompatibleSummarizer:
         except urllib.error.HTTPError as error:
             detail = error.read(500).decode("utf-8", "replace").strip()
             raise SummarizerError(f"summarizer at {url} answered HTTP {error.code}: {detail or error.reason}") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:  # socket.timeout is TimeoutError since Python 3.10
             raise SummarizerError(f"summarizer at {url} did not answer within {self.config.timeout:g} s") from None
         except urllib.error.URLError as error:
             raise SummarizerError(f"summarizer at {url} cannot be reached: {error.reason}") from None
