@@ -83,7 +83,7 @@ def test_a_replays_weight_follows_its_real_size():
         settings = scenario.settings.model_copy(update={"strategy": strategy})
         replay(scenario, settings)  # its texts counted and cached: measure the replay alone
         result = []
-        retained = retained_bytes(lambda: result.append(replay(scenario, settings)))
+        retained = retained_bytes(lambda: result.append(replay(scenario, settings)))  # noqa: B023 - called at once
         weight = replay_bytes((), result[0])
         assert retained / 2 <= weight <= retained * 2, (strategy, weight, retained)
 
