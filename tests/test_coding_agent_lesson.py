@@ -92,8 +92,12 @@ def test_the_play_page_offers_keep_units_and_clearing_settings(client):
     assert 'name="exclude_tools" type="text"' in page and 'value="read_ci_log"' in page
     assert "It cleared 5 old tool results (5,061 tokens)." in page
     assert "cleared to a placeholder (was" in page
+    assert "KEEP, the last 3 tool results and what follows them: never compacted" in page
     stuck = client.get("/play/coding-agent?call=26&keep_unit=requests&keep=2").get_data(as_text=True)
     assert "the only request is the first message" in stuck
+    assert "KEEP, the last 2 requests: never compacted" in stuck
+    zh = client.get("/play/coding-agent?call=22&lang=zh").get_data(as_text=True)
+    assert "KEEP，最近 3 个工具结果及其后的内容：从不压缩" in zh
     other = client.get("/play/bike-shop").get_data(as_text=True)
     assert 'type="hidden" name="clear_at_least"' in other, "carried along, not shown, with another strategy"
 

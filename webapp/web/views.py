@@ -97,6 +97,7 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "next_event": next_event(result, view.call),
         "code": settings_code(view.settings),
         "sentence": call_sentence(result, call),
+        "keep_legend": keep_legend(view.settings),
         "warnings": [_(message) % {name: format_number(value) for name, value in values.items()} for message, values in result.notices],
         "requests": request_starts(result),
         "selected": selected,
@@ -104,6 +105,19 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},
         "speeds": list(SPEEDS),
     }
+
+
+def keep_legend(settings) -> str:
+    """KEEP as the legend names it, in the unit it counts."""
+    if settings.keep_unit == "tool_results":
+        return ngettext(
+            "KEEP, the last tool result and what follows it: never compacted",
+            "KEEP, the last %(num)d tool results and what follows them: never compacted",
+            settings.keep,
+        )
+    if settings.keep_unit == "turns":
+        return ngettext("KEEP, the last turn: never compacted", "KEEP, the last %(num)d turns: never compacted", settings.keep)
+    return ngettext("KEEP, the last request: never compacted", "KEEP, the last %(num)d requests: never compacted", settings.keep)
 
 
 def happens(result: Replay, call: Call) -> bool:
