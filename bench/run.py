@@ -112,7 +112,7 @@ def bench_seed(scenario: Scenario, repeat: int) -> tuple[int, int, float, float]
     if len(calls) != len(reference):
         raise SystemExit(f"engine made {len(calls)} calls, the seed {len(reference)}")
     for call, theirs in zip(calls, reference):
-        if call.request(scenario.system) != theirs:
+        if call.request(scenario.prefix) != theirs:
             raise SystemExit(f"call {call.number}: the engine's request differs from the seed's")
     compactions = sum(1 for call in calls if call.compaction and call.compaction.changed)
     # The engine's token cache is left warm, as in a server; the seed has no cache to warm.

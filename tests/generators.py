@@ -54,7 +54,7 @@ def scenarios(draw, min_requests=1, max_requests=8):
         id="generated",
         title={"en": "generated"},
         lesson={"en": ""},
-        system=draw(st.sampled_from(["You are a support assistant.", "Tu es un assistant. 你好。"])),
+        prefix=({"role": "system", "content": draw(st.sampled_from(["You are a support assistant.", "Tu es un assistant. 你好。"]))},),
         tools=[],
         script=script,
         facts=facts,

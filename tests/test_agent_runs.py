@@ -59,7 +59,7 @@ def run_scenario(chat: list[dict], facts: list[Fact]) -> Scenario:
         id="agent-run",
         title={"en": "agent run"},
         lesson={"en": ""},
-        system="You are a coding agent.",
+        prefix=({"role": "system", "content": "You are a coding agent."},),
         tools=[],
         script=[ScriptMessage(f"m{i + 1}", message) for i, message in enumerate(chat)],
         facts=facts,
@@ -91,7 +91,7 @@ def tool_names(blocks) -> dict[str, str]:
 def test_requests_stay_valid_and_keep_is_never_touched(scenario, chosen):
     result = replay(scenario, chosen)
     for call in result.calls:
-        assert tool_pair_problems(call.request(scenario.system)[1:]) == []
+        assert tool_pair_problems(call.request(scenario.prefix)[len(scenario.prefix):]) == []
         assert call.blocks[0].id == "m1" and call.blocks[0].state == "original", "the first request stays"
         if call.compaction is None:
             continue
@@ -297,7 +297,7 @@ def test_the_python_clearing_loop_sends_what_the_playground_sends(scenario, chos
     exec(python_clearing(chosen), namespace)
     loop = SimpleNamespace(compact=namespace["compact"], SYSTEM=scenario.system)
     expected = seed_requests([item.message for item in scenario.script], loop)
-    assert [call.request(scenario.system) for call in replay(scenario, chosen).calls] == expected
+    assert [call.request(scenario.prefix) for call in replay(scenario, chosen).calls] == expected
 
 
 def test_clear_tool_results_settings_as_code():

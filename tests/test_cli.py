@@ -33,7 +33,7 @@ def test_json_gives_each_request_exactly_as_sent(capsys):
     expected = replay(scenario, scenario.settings.model_copy(update={"counter": "o200k_base", "keep": 1}))
     assert data["settings"]["keep"] == 1
     assert [c["tokens"] for c in data["calls"]] == [c.tokens for c in expected.calls]
-    assert [c["request"] for c in data["calls"]] == [c.request(scenario.system) for c in expected.calls]
+    assert [c["request"] for c in data["calls"]] == [c.request(scenario.prefix) for c in expected.calls]
     assert data["calls"][0]["request"][0] == {"role": "system", "content": scenario.system}
 
 

@@ -41,14 +41,15 @@ def test_every_request_is_valid_and_overflow_is_reported(scenario, chosen):
     result = replay(scenario, chosen)
     assert len(result.calls) == scenario.call_count
     for call in result.calls:
-        request = call.request(scenario.system)
-        assert request[0] == {"role": "system", "content": scenario.system}
-        assert tool_pair_problems(request[1:]) == [], "a tool result lost its call, or a call its result"
+        request = call.request(scenario.prefix)
+        start = len(scenario.prefix)
+        assert request[:start] == list(scenario.prefix), "the prefix is sent first, untouched"
+        assert tool_pair_problems(request[start:]) == [], "a tool result lost its call, or a call its result"
         assert call.valid
         # The provider counts real tokens: with the estimate, o200k_base's count decides overflow.
         provider = get_counter("o200k_base" if chosen.counter == "estimate" else chosen.counter)
         real = provider.request_tokens(
-            provider.measure_floor(scenario.system, scenario.tools) + sum(provider.measure(m) for m in request[1:])
+            scenario.floor_units(provider) + sum(provider.measure(m) for m in request[start:])
         )
         assert call.provider_tokens == real
         assert call.overflow == (real > chosen.real_window)

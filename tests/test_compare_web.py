@@ -87,7 +87,7 @@ def test_request_download_is_exactly_what_the_loop_sends(client, strategy, keep_
     body = response.get_json()
     settings = SCENARIO.settings.model_copy(update={"strategy": strategy, "keep_facts": bool(keep_facts)})
     call = replay(SCENARIO, settings).calls[4]
-    assert body["messages"] == call.request(SCENARIO.system)
+    assert body["messages"] == call.request(SCENARIO.prefix)
     assert body["tools"] == SCENARIO.tools
 
 

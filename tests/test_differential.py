@@ -36,7 +36,7 @@ def seed_side(scenario, chosen: Settings):
 
 
 def engine_side(scenario, chosen: Settings):
-    return [call.request(scenario.system) for call in replay(scenario, chosen).calls]
+    return [call.request(scenario.prefix) for call in replay(scenario, chosen).calls]
 
 
 @hypothesis_settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -173,7 +173,18 @@ def assert_safe(response) -> str:
                 assert attack not in body, f"{attack!r} is in the page unescaped"
     else:
         assert response.mimetype in {"application/json", "text/csv", "text/css", "text/javascript", "application/javascript", "text/plain", "image/svg+xml"}, response.mimetype
+    if response.mimetype == "application/json":
+        strict_json(body)
     return body
+
+
+def _not_json(name: str):
+    raise AssertionError(f"{name} in a JSON answer: strict parsers refuse it")
+
+
+def strict_json(text: str):
+    """The answer parsed as strict JSON: no NaN, Infinity or -Infinity."""
+    return json.loads(text, parse_constant=_not_json)
 
 
 def assert_security_headers(response) -> None:
@@ -430,3 +441,61 @@ def test_long_tool_names_on_every_request_are_served_on_every_route(client):
         if "/request.json" in url:
             sent = json.loads(body)["messages"]
             assert all(len(message["content"]) <= MAX_SUMMARY_CHARS for message in sent if str(message.get("content")).startswith(SUMMARY_HEADER))
+
+
+# --- Transcripts that were accepted and then broke every page (issue 15) ----------------------
+
+USER = {"role": "user", "content": "u"}
+
+
+def tool(**function) -> dict:
+    return {"type": "function", "function": {"name": "f", **function}}
+
+
+def called(call_id, second=None) -> list:
+    """A request whose assistant calls a tool with this id, answered."""
+    messages = [USER, {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+    messages.append({"role": "tool", "tool_call_id": call_id if isinstance(call_id, str) else "x", "content": "r"})
+    if second is not None:
+        messages += called(second)[1:]
+    return messages
+
+
+# (name, transcript as JSON text, where the refusal points; None: it is served)
+HOSTILE_TRANSCRIPTS = [
+    ("text part is a number", json.dumps([{"role": "user", "content": [{"type": "text", "text": 5}]}]), "messages[0].content[0].text"),
+    ("text part is a list", json.dumps([{"role": "user", "content": [{"type": "text", "text": ["x"]}]}]), "messages[0].content[0].text"),
+    ("tool function is a string", json.dumps({"messages": [USER], "tools": [{"type": "function", "function": "get"}]}), "tools[0].function"),
+    ("parameters is a list", json.dumps({"messages": [USER], "tools": [tool(parameters=[])]}), "tools[0].function.parameters"),
+    ("properties is a list", json.dumps({"messages": [USER], "tools": [tool(parameters={"type": "object", "properties": ["x"]})]}), "tools[0].function.parameters.properties"),
+    ("enum is a number", json.dumps({"messages": [USER], "tools": [tool(parameters={"type": "object", "properties": {"x": {"type": "string", "enum": 5}}})]}), "tools[0].function.parameters.properties.x.enum"),
+    ("call id is a list", json.dumps(called(["a"])), "messages[1].tool_calls[0].id"),
+    ("call id is an object", json.dumps(called({"a": 1})), "messages[1].tool_calls[0].id"),
+    ("system text part is a number", json.dumps([{"role": "system", "content": [{"type": "text", "text": 5}]}, USER]), "messages[0].content[0].text"),
+    ("NaN in an extra field", '[{"role": "user", "content": "u", "extra": NaN}]', ""),
+    ("Infinity in an extra field", '[{"role": "user", "content": "u", "extra": [-Infinity]}]', ""),
+    ("1e999 in an extra field", '[{"role": "user", "content": "u", "extra": {"n": 1e999}}]', ""),
+    ("ids differing by a zero-width space", json.dumps(called("call_1", "call\u200b_1")), "messages[3].tool_calls[0].id"),
+    ("ids differing by a byte-order mark", json.dumps(called("call_1", "\ufeffcall_1")), "messages[3].tool_calls[0].id"),
+    # Served: odd but harmless, every page answers and every JSON twin stays strict.
+    ("the words NaN and Infinity as text", json.dumps([{"role": "user", "content": "NaN Infinity -Infinity 1e999"}]), None),
+    ("the largest finite number", '[{"role": "user", "content": "u", "extra": 1.7976931348623157e308}]', None),
+    ("a zero-width space in one id only", json.dumps(called("call\u200b_1")), None),
+]
+
+
+@pytest.mark.parametrize("name, text, where", HOSTILE_TRANSCRIPTS, ids=[case[0] for case in HOSTILE_TRANSCRIPTS])
+def test_a_hostile_transcript_is_refused_with_its_field_or_served_everywhere(hostile_client, name, text, where):
+    for data in ({"transcript": text}, {"file": (io.BytesIO(text.encode()), "t.json")}):
+        response = hostile_client.post("/transcripts", data=data, content_type="multipart/form-data")
+        body = assert_safe(response)
+        if where is None:
+            assert response.status_code == 303, body[:500]
+            scenario_id = response.headers["Location"].split("/play/")[1].split("?")[0]
+            for url in hostile_urls(hostile_client, scenario_id):
+                for headers in ({}, HX):
+                    assert hostile_client.get(url, headers=headers).status_code == 200, url
+                    assert_safe(hostile_client.get(url, headers=headers))
+        else:
+            assert response.status_code == 400, (name, response.status_code)
+            assert f"<code>{html.escape(where)}</code>" in body if where else "not valid JSON" in body, body[-1500:]

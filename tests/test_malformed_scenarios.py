@@ -58,7 +58,8 @@ BROKEN = [
     ("arguments-not-json.toml", HEAD + TOOL + CALL.replace('name = "f" }', 'name = "f", arguments = "{oops" }'), "chat[1].tool_calls[0].arguments", "not valid JSON"),
     ("arguments-deep.toml", HEAD + TOOL + CALL.replace('name = "f" }', f'name = "f", arguments = "{nested(100_000)}" }}'), "chat[1].tool_calls[0].arguments", "not valid JSON"),
     ("window-text.toml", HEAD + '[settings]\nwindow = "big"\n' + TOOL + CALL, "settings", "window"),
-    ("threshold-nan.toml", HEAD + "[settings]\nthreshold = nan\n" + TOOL + CALL, "settings", "threshold"),
+    ("threshold-nan.toml", HEAD + "[settings]\nthreshold = nan\n" + TOOL + CALL, "settings.threshold", "not a number JSON can write"),
+    ("parameter-inf.toml", HEAD + '[[tools]]\nname = "f"\nparameters = { type = "object", properties = { n = { type = "number", maximum = inf } } }\n' + CALL, "tools[0].parameters.properties.n.maximum", "not a number JSON can write"),
     ("keep-huge.toml", HEAD + "[settings]\nkeep = 100000000000000000\n" + TOOL + CALL, "settings", "keep"),
     ("fact-too-late.toml", HEAD + TOOL + '[[facts]]\ntext = "u"\nneeded_from_call = 99\n' + CALL, "facts[0].needed_from_call", "model calls"),
     ("bad-id.toml", HEAD.replace('"broken"', '"<script>"') + TOOL + CALL, "id", "pattern"),
@@ -66,24 +67,23 @@ BROKEN = [
     ("not-json.json", "{oops", "", "not valid JSON"),
     ("deep.json", nested(100_000), "", "not valid JSON"),
     ("deep-inside.json", json.dumps([{"role": "user", "content": "u", "meta": json.loads(nested(MAX_NESTING + 1))}]), "", f"more than {MAX_NESTING} levels"),
-    ("number.json", "5", "", "expected a JSON list of messages"),
-    ("null.json", "null", "", "expected a JSON list of messages"),
+    ("number.json", "5", "", "expected a transcript: a JSON list of messages"),
+    ("null.json", "null", "", "expected a transcript: a JSON list of messages"),
     ("empty-list.json", "[]", "messages", "at least 1"),
-    ("empty-object.json", "{}", "messages", "required field is missing"),
-    ("only-system.json", transcript({"role": "system", "content": "s"}), "messages", "no message after it"),
-    ("message-number.json", transcript(1), "messages[0]", "valid dictionary"),
-    ("unknown-role.json", transcript({"role": "robot", "content": "beep"}), "messages[0].role", "Input should be"),
-    ("no-role.json", transcript({"content": "u"}), "messages[0].role", "required field is missing"),
-    ("content-number.json", transcript({"role": "user", "content": 5}), "messages[0].content", "valid string"),
-    ("tool-calls-string.json", transcript(USER, {"role": "assistant", "tool_calls": "x"}), "messages[1].tool_calls", "valid list"),
+    ("empty-object.json", "{}", "", "expected a transcript"),
+        ("message-number.json", transcript(1), "messages[0]", "expected a message object, got a number"),
+    ("unknown-role.json", transcript({"role": "robot", "content": "beep"}), "messages[0].role", "accepted: system, developer, user, assistant, tool, function"),
+    ("no-role.json", transcript({"content": "u"}), "messages[0].role", "got nothing; accepted"),
+    ("content-number.json", transcript({"role": "user", "content": 5}), "messages[0].content", "expected a string or a list of content parts, got a number"),
+    ("tool-calls-string.json", transcript(USER, {"role": "assistant", "tool_calls": "x"}), "messages[1].tool_calls", "expected a list of tool calls, got a string"),
     ("orphan-result.json", transcript(USER, {"role": "tool", "tool_call_id": "x", "content": "r"}), "messages[1].tool_call_id", "no matching call"),
-    ("result-without-id.json", transcript(USER, {"role": "assistant", "tool_calls": [call()]}, {"role": "tool", "content": "r"}), "messages[2].tool_call_id", "needs the id"),
-    ("call-without-id.json", transcript(USER, {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}), "messages[1].tool_calls[0].id", "needs an id"),
-    ("call-without-name.json", transcript(USER, {"role": "assistant", "tool_calls": [{"id": "c", "function": {}}]}, {"role": "tool", "tool_call_id": "c", "content": "r"}), "messages[1].tool_calls[0].function.name", "needs a function name"),
+    ("result-without-id.json", transcript(USER, {"role": "assistant", "tool_calls": [call()]}, {"role": "tool", "content": "r"}), "messages[2].tool_call_id", "required field is missing"),
+    ("call-without-id.json", transcript(USER, {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}), "messages[1].tool_calls[0].id", "required field is missing"),
+    ("call-without-name.json", transcript(USER, {"role": "assistant", "tool_calls": [{"id": "c", "function": {}}]}, {"role": "tool", "tool_call_id": "c", "content": "r"}), "messages[1].tool_calls[0].function.name", "required field is missing"),
     ("arguments-object.json", transcript(USER, {"role": "assistant", "tool_calls": [call(arguments={"a": 1})]}, {"role": "tool", "tool_call_id": "c", "content": "r"}), "messages[1].tool_calls[0].function.arguments", "JSON string"),
     ("duplicate-ids.json", transcript(USER, {"role": "assistant", "tool_calls": [call(), call()]}, {"role": "tool", "tool_call_id": "c", "content": "r"}), "messages[1].tool_calls[1].id", "used twice"),
     ("unanswered.json", transcript(USER, {"role": "assistant", "tool_calls": [call()]}, USER), "messages[1].tool_calls", "never gets its tool result"),
-    ("tools-string.json", json.dumps({"messages": [USER], "tools": "x"}), "tools", "valid list"),
+    ("tools-string.json", json.dumps({"messages": [USER], "tools": "x"}), "tools", "expected a list of tool definitions, got a string"),
     ("huge-number.json", '[{"role": "user", "content": "u", "n": ' + "9" * 5000 + "}]", "", "not valid JSON"),
 ]
 
@@ -131,4 +131,4 @@ def test_nul_bytes_and_control_characters_in_a_transcript_are_kept_as_given():
     message = {"role": "user", "content": "a\x00b\u202ec\x1b[31m"}
     scenario = parse_transcript(transcript(message), "nul.json")
     assert scenario.script[0].message == message
-    assert replay(scenario).calls[0].request(scenario.system)[1] == message
+    assert replay(scenario).calls[0].request(scenario.prefix) == [message], "no system message is invented"

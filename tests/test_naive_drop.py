@@ -63,5 +63,5 @@ def test_naive_drop_leaves_a_result_without_its_call():
     assert any("has no matching call" in problem for problem in broken[0].problems)
     # Indexes name the request as sent, system prompt first.
     index = int(broken[0].problems[0].split("[")[1].split("]")[0])
-    request = broken[0].request(scenario.system)
+    request = broken[0].request(scenario.prefix)
     assert request[index]["role"] == "tool"

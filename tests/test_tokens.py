@@ -29,7 +29,7 @@ def test_estimate_is_the_seeds_formula():
     system = "You are the support assistant of a bike shop."
     messages = [{"role": "user", "content": text} for text in SAMPLES.values()]
     counter = get_counter("estimate")
-    units = counter.measure_floor(system, [{"type": "function", "function": {"name": "ignored"}}])
+    units = counter.measure_floor([{"role": "system", "content": system}], [{"type": "function", "function": {"name": "ignored"}}])
     units += sum(counter.measure(m) for m in messages)
     expected = math.ceil((len(system) + sum(len(json.dumps(m)) for m in messages)) / 4)
     assert counter.request_tokens(units) == expected
@@ -73,10 +73,10 @@ def test_tool_definitions_are_part_of_the_floor():
             "parameters": {"type": "object", "properties": {"order": {"type": "integer", "description": "The order number"}, "mode": {"type": "string", "enum": ["full", "short"]}}},
         },
     }
-    bare = counter.measure_floor("You help.", [])
-    with_tool = counter.measure_floor("You help.", [tool])
+    bare = counter.measure_floor([{"role": "system", "content": "You help."}], [])
+    with_tool = counter.measure_floor([{"role": "system", "content": "You help."}], [tool])
     assert with_tool - bare == counter.tools_tokens([tool], with_system=True) > 12
-    alone = counter.measure_floor(None, [tool])
+    alone = counter.measure_floor([], [tool])
     assert alone == counter.tools_tokens([tool], with_system=False), "no system message: none is counted"
 
 

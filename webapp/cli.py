@@ -13,7 +13,7 @@ from .core.library import open_scenario, scenario_library
 from .core.replay import Replay, replay
 from .core.scenarios import ScenarioError
 from .core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
-from .core.serialize import replay_json
+from .core.serialize import origin_json, replay_json
 from .core.settings import SettingsError, parse_settings
 
 SETTING_FLAGS = ("strategy", "window", "model_window", "threshold", "keep", "keep_unit", "counter", "preview", "clear_at_least", "exclude_tools")
@@ -42,14 +42,14 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="compaction-playground", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     play = commands.add_parser("replay", help="replay one scenario call by call")
-    play.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
+    play.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or a .json / .traj transcript (any format docs/transcripts.md lists)")
     for flag in SETTING_FLAGS:
         play.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help=FLAG_HELP.get(flag))
     for switch, help_text in SWITCHES.items():
         play.add_argument(f"--{switch.replace('_', '-')}", action="store_true", default=None, help=help_text)
     play.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     side = commands.add_parser("compare", help="replay every strategy on one scenario and compare them")
-    side.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or .json transcript")
+    side.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or a .json / .traj transcript (any format docs/transcripts.md lists)")
     for flag in SETTING_FLAGS:
         side.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help="the strategy marked with * in the table" if flag == "strategy" else FLAG_HELP.get(flag))
     side.add_argument("--keep-facts", action="store_true", default=None, help="mark the keep-facts column of the strategy")
@@ -142,7 +142,15 @@ def table(result: Replay) -> str:
             f"{describe_compaction(call)[:58]:<58} {call.sent_total:>11,}"
         )
     lines += [f"warning: {w}" for w in result.warnings]
-    return "\n".join(lines)
+    return "\n".join(read_as_lines(result.scenario, s.counter) + lines)
+
+
+def read_as_lines(scenario, counter: str) -> list[str]:
+    """Which format a transcript was read as, and what reading it rewrote."""
+    origin = origin_json(scenario, counter)
+    if origin is None:
+        return []
+    return [f"read as: {origin['label']}"] + [f"  {note}" for note in origin["notes"]]
 
 
 def keep_words(settings) -> str:
@@ -207,4 +215,4 @@ def comparison_table(comparison: Comparison, call: int) -> str:
             f"{summarizer:>11}  {'yes' if row['valid_requests'] else 'NO':<5}  {row['facts_lost'] or '-'}"
         )
     lines += ["", "verdict:"] + [f"  {line}" for line in describe(comparison)]
-    return "\n".join(lines)
+    return "\n".join(read_as_lines(comparison.scenario, s.counter) + lines)

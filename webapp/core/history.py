@@ -10,6 +10,8 @@ from .tokens import Message, content_text, tool_call_texts
 
 TRUNCATION_MARK = "[Truncated"
 CLEARED_MARK = "[Cleared"
+# A tool's output: a tool message, or a legacy function-calling result (role "function").
+TOOL_RESULT_ROLES = ("tool", "function")
 
 
 @dataclass(frozen=True)
@@ -39,15 +41,19 @@ class Block:
 
     @property
     def searchable(self) -> str:
-        """Everything of the message a model reads: content and tool call arguments."""
-        parts = [self.text]
-        for name, arguments in tool_call_texts(self.message):
-            parts += [name, arguments]
-        return "\n".join(parts)
+        return searchable(self.message)
 
     @property
     def tool_call_ids(self) -> tuple[str, ...]:
         return tuple(call.get("id", "") for call in self.message.get("tool_calls") or [])
+
+
+def searchable(message: Message) -> str:
+    """Everything of a message a model reads: content and tool call arguments."""
+    parts = [content_text(message.get("content"))]
+    for name, arguments in tool_call_texts(message):
+        parts += [name, arguments]
+    return "\n".join(parts)
 
 
 def keep_from(history: list[Block], keep: int) -> int:

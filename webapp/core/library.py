@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..resources import data_folder
-from .scenarios import Library, Scenario, ScenarioError, load_file, load_library
+from .scenarios import TRANSCRIPT_SUFFIXES, Library, Scenario, ScenarioError, load_file, load_library
 
 SCENARIOS_DIR = data_folder("scenarios")
 
@@ -24,9 +24,10 @@ def scenario_library() -> Library:
 
 
 def open_scenario(name: str) -> Scenario:
-    """A scenario by id (built-in or from SCENARIOS_DIR), or a .toml / .json file by path."""
+    """A scenario by id (built-in or from SCENARIOS_DIR), or a .toml scenario or a .json / .traj
+    transcript by path."""
     path = Path(name)
-    if path.suffix in {".toml", ".json"} and path.exists():
+    if path.suffix in {".toml", *TRANSCRIPT_SUFFIXES} and path.exists():
         return load_file(path)
     library = scenario_library()
     scenario = library.get(name)

@@ -8,17 +8,18 @@ script, and once more at the end when the script ends on a user or tool message.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import spend
-from .history import Block, keep_start
+from .history import TOOL_RESULT_ROLES, Block, keep_start, searchable
 from .i18n import N_
 from .scenarios import Fact, PairCheck, Scenario
 from .settings import Settings
 from .strategies import Compaction, Context, compact
 from .summarizer import OfflineSummarizer, Summarizer
-from .tokens import get_counter, tool_call_texts
+from .tokens import Message, get_counter, tool_call_texts
 
 # The estimate is what a loop believes; a provider counts real tokens. When the loop counts
 # with the estimate, the provider's count (for overflow and room for the reply) is taken with
@@ -145,9 +146,9 @@ class Call:
     def valid(self) -> bool:
         return not self.problems
 
-    def request(self, system: str) -> list[dict]:
-        """The messages exactly as sent, system first."""
-        return [{"role": "system", "content": system}, *(block.message for block in self.blocks)]
+    def request(self, prefix: Sequence[Message]) -> list[Message]:
+        """The messages exactly as sent: the scenario's prefix, then the history."""
+        return [*prefix, *(block.message for block in self.blocks)]
 
 
 @dataclass
@@ -196,17 +197,17 @@ class Replay:
         return gone
 
 
-def fact_statuses(facts: list[Fact], system: str, blocks: list[Block] | tuple[Block, ...], call: int) -> list[FactStatus]:
+def fact_statuses(facts: list[Fact], prefix: Sequence[Message], blocks: list[Block] | tuple[Block, ...], call: int) -> list[FactStatus]:
     if not facts:
         return []
-    sent = "\n".join([system, *(block.searchable for block in blocks)])
+    sent = "\n".join([*(searchable(message) for message in prefix), *(block.searchable for block in blocks)])
     return [FactStatus(fact, fact.text in sent, call >= fact.needed_from_call) for fact in facts]
 
 
 def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Summarizer | None = None) -> Replay:
     settings = settings or scenario.settings
     counter = get_counter(settings.counter)
-    floor_units = counter.measure_floor(scenario.system, scenario.tools)
+    floor_units = scenario.floor_units(counter)
     digests = {}
     request = 0
     for item in scenario.script:
@@ -260,7 +261,7 @@ class _Loop:
         self.said: set[str] = set()  # notices said once per replay
         counter = context.counter
         self.provider = counter if counter.name != "estimate" else get_counter(PROVIDER_COUNTER)
-        self.provider_floor = self.provider.measure_floor(scenario.system, scenario.tools)
+        self.provider_floor = scenario.floor_units(self.provider)
         # Kept up to date as messages come, and recounted only when compaction changed the
         # history, so that a long chat is not walked again at every call.
         self.provider_units = 0
@@ -286,9 +287,10 @@ class _Loop:
         return found[1]
 
     def _restart_pair_check(self) -> None:
-        """The pair check of the request as sent, system first, so indexes match `Call.request`."""
+        """The pair check of the request as sent, prefix first, so indexes match `Call.request`."""
         self.pairs = PairCheck()
-        self.pairs.feed({"role": "system", "content": self.scenario.system})
+        for message in self.scenario.prefix:
+            self.pairs.feed(message)
         self.paired = 0  # blocks of the history fed to the check
 
     def _pair_problems(self, compaction: Compaction | None) -> tuple[str, ...]:
@@ -326,11 +328,16 @@ class _Loop:
             self._call(item)
         else:
             block = self._append(item)
-            event = Event("tool_result", len(self.calls), {"id": block.id, "tool_call_id": item.message.get("tool_call_id", "")})
-            (self.calls[-1].events if self.calls else self.pending).append(event)
+            if item.role in TOOL_RESULT_ROLES:
+                # A legacy function result names its function instead of a call id.
+                answers = item.message.get("tool_call_id") or item.message.get("name", "")
+                event = Event("tool_result", len(self.calls), {"id": block.id, "tool_call_id": answers})
+                (self.calls[-1].events if self.calls else self.pending).append(event)
 
     def finish(self) -> None:
-        if self.scenario.script and self.scenario.script[-1].role != "assistant":
+        if not self.scenario.script:
+            self.request = 1  # all prefix, no user message: still one request to the model
+        if not self.scenario.script or self.scenario.script[-1].role != "assistant":
             self._end_turn()
             self._call(None)
         else:
@@ -392,7 +399,7 @@ class _Loop:
                 sent_total=self.sent,
                 summarizer_output_total=self.summarizer_output,
                 overflow=overflow,
-                facts=fact_statuses(self.scenario.facts, self.scenario.system, self.history, number),
+                facts=fact_statuses(self.scenario.facts, self.scenario.prefix, self.history, number),
                 reply=reply,
                 problems=problems,
                 no_room_for_reply=no_room,

@@ -2,8 +2,13 @@
 
 Two sources give the same `Scenario`:
 - a TOML file written by a person (comments, multi-line text), validated with pydantic;
-- an OpenAI chat-completions transcript (a JSON list of messages, or an object with
-  "messages" and optionally "tools"), whose messages are kept exactly as given.
+- a transcript in one of the formats agents log (transcript_formats.py), read into
+  chat-completions messages; an OpenAI chat transcript's messages are kept exactly as given.
+
+A scenario is a prefix and a script. The prefix is every message ahead of the first real user
+request (system and developer messages, few-shot examples, an opening assistant message): it
+is sent ahead of every request, is the floor of the well, and no strategy ever touches it. The
+script starts at the first real request; its exchanges are what compaction works on.
 
 Every problem is reported as a `ScenarioError` naming the source, the field path and what is
 expected, so one bad file never stops the others from loading.
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +33,10 @@ from pydantic import (
     ValidationError,
 )
 
+from .i18n import N_
 from .settings import Settings, SettingsError, parse_settings
 from .tokens import Message, content_text
+from .transcript_formats import FORMAT_LABELS, FormatError, import_transcript, loads, relocate
 
 LANGUAGES = ("en", "fr", "zh")
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
@@ -163,11 +171,25 @@ class ScriptMessage:
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where a transcript came from: its format, and what reading it rewrote, as (catalog
+    message, numbers) for the web to say in the reader's language."""
+
+    format: str
+    notes: tuple[tuple[str, dict[str, int]], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return FORMAT_LABELS[self.format]
+
+
+@dataclass(frozen=True)
 class Scenario:
     id: str
     title: dict[str, str]
     lesson: dict[str, str]
-    system: str
+    # The messages sent ahead of the script in every request, never compacted: the floor.
+    prefix: tuple[Message, ...]
     tools: list[dict]
     script: list[ScriptMessage]
     settings: Settings = field(default_factory=Settings)
@@ -177,6 +199,23 @@ class Scenario:
     source: str = ""
     kind: Literal["scenario", "transcript"] = "scenario"
     order: int = 1000
+    # The request field the tool definitions go in: "functions" for legacy function calling.
+    tools_field: str = "tools"
+    origin: Origin | None = None
+
+    @property
+    def system(self) -> str:
+        """The text of the prefix's system and developer messages, as a reader or a fact
+        search reads it ("" when the transcript has none)."""
+        return "\n".join(
+            content_text(message.get("content")) for message in self.prefix if message.get("role") in ("system", "developer")
+        )
+
+    def floor_units(self, counter) -> int:
+        """What every request carries ahead of the script, in `counter`'s units: the prefix and
+        the tool definitions (which join a system message, even one further down the chat)."""
+        system_later = any(item.role == "system" for item in self.script)
+        return counter.measure_floor(self.prefix, self.tools, system_later=system_later)
 
     def text(self, attribute: str, language: str = "en") -> str:
         """A localized text (title, lesson), falling back to English."""
@@ -190,9 +229,9 @@ class Scenario:
 
 def count_calls(script: list[ScriptMessage]) -> int:
     """One model call before every assistant message, and one more when the script ends
-    on a user or tool message."""
+    on a user or tool message, or is empty (a transcript that is all prefix is one request)."""
     calls = sum(1 for m in script if m.role == "assistant")
-    if script and script[-1].role != "assistant":
+    if not script or script[-1].role != "assistant":
         calls += 1
     return calls
 
@@ -322,18 +361,26 @@ def _entry_message(entry: UserEntry | AssistantEntry | ToolEntry) -> Message:
 MAX_NESTING = 64
 
 
-def _nesting_problems(value: Any) -> list[tuple[str, str]]:
-    """A problem when lists and tables nest deeper than MAX_NESTING (walked without recursion)."""
-    stack = [(value, 1)]
+def _value_problems(value: Any) -> list[tuple[str, str]]:
+    """A problem when lists and tables nest deeper than MAX_NESTING, or a number is NaN or
+    infinite (TOML has both; strict JSON, which every JSON page writes, has neither). Walked
+    without recursion."""
+    stack = [(value, 1, "")]
+    problems = []
     while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        item, depth, where = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            problems.append((where, f"{item} is not a number JSON can write: give a finite number"))
+            continue
+        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else None
         if children is None:
             continue
         if depth > MAX_NESTING:
             return [("", f"lists and objects nest more than {MAX_NESTING} levels deep")]
-        stack.extend((child, depth + 1) for child in children)
-    return []
+        for key, child in children:
+            path = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
+            stack.append((child, depth + 1, path))
+    return problems
 
 
 def parse_scenario_toml(text: str, source: str) -> Scenario:
@@ -343,8 +390,8 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
         raise ScenarioError(source, [("", f"not valid TOML: {error}")]) from None
     except RecursionError:
         raise ScenarioError(source, [("", f"not valid TOML: nested too deep (at most {MAX_NESTING} levels)")]) from None
-    if too_deep := _nesting_problems(raw):
-        raise ScenarioError(source, too_deep)
+    if bad_values := _value_problems(raw):
+        raise ScenarioError(source, bad_values)
     try:
         spec = ScenarioFile.model_validate(raw)
     except ValidationError as error:
@@ -372,9 +419,10 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
                         json.loads(call.arguments)
                     except (ValueError, RecursionError):
                         problems.append((f"chat[{index}].tool_calls[{position}].arguments", "not valid JSON"))
+    start = first_request(messages)
     script = [
         ScriptMessage(f"m{index + 1}", message, getattr(entry, "digest", None))
-        for index, (entry, message) in enumerate(zip(spec.chat, messages))
+        for index, (entry, message) in enumerate(zip(spec.chat[start:], messages[start:]))
     ]
     calls = count_calls(script)
     for index, fact in enumerate(spec.facts):
@@ -389,7 +437,7 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
         id=spec.id,
         title=_localized(spec.title),
         lesson=_localized(spec.lesson),
-        system=spec.system,
+        prefix=({"role": "system", "content": spec.system}, *messages[:start]),
         tools=[_tool_definition(tool) for tool in spec.tools],
         script=script,
         settings=settings,
@@ -401,23 +449,23 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
     )
 
 
-# --- OpenAI transcripts ----------------------------------------------------------------------
+# --- Transcripts ------------------------------------------------------------------------------
 
 
-class TranscriptMessage(BaseModel):
-    """One chat-completions message; extra keys are kept and sent as given."""
-
-    model_config = ConfigDict(extra="allow")
-    role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = None
+NO_PREFIX = N_("No system prompt: each request starts with the first user message, and nothing is added ahead of it.")
+PREFIX_KEPT = N_(
+    "Messages ahead of the first user request: %(count)s (system prompt, examples, an opening reply). "
+    "They are the floor: sent with every request, never compacted."
+)
 
 
-class Transcript(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    messages: list[TranscriptMessage] = Field(min_length=1)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+def first_request(messages: list[Message], examples: frozenset[int] = frozenset()) -> int:
+    """Index of the first real user request, where the script starts: the messages before it
+    (system, developer, few-shot examples, an opening assistant message) are the prefix."""
+    return next(
+        (i for i, message in enumerate(messages) if message.get("role") == "user" and i not in examples),
+        len(messages),
+    )
 
 
 def transcript_id(text: str) -> str:
@@ -426,71 +474,48 @@ def transcript_id(text: str) -> str:
 
 
 def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, title: str | None = None) -> Scenario:
+    """A transcript in any format transcript_formats.py reads, as a scenario whose requests
+    hold exactly its messages."""
     try:
-        raw = json.loads(text)
+        raw = loads(text)
     except (ValueError, RecursionError) as error:
         raise ScenarioError(source, [("", f"not valid JSON: {error}")]) from None
-    if isinstance(raw, list):
-        raw = {"messages": raw}
-    if not isinstance(raw, dict):
-        raise ScenarioError(source, [("", 'expected a JSON list of messages, or an object with "messages"')])
-    if too_deep := _nesting_problems(raw):
+    if too_deep := _value_problems(raw):
         raise ScenarioError(source, too_deep)
     try:
-        transcript = Transcript.model_validate(raw)
-    except ValidationError as error:
-        raise ScenarioError(source, _pydantic_problems(error)) from None
-
-    originals = raw["messages"]
-    system = ""
-    start = 0
-    if transcript.messages[0].role == "system":
-        system = content_text(transcript.messages[0].content)
-        start = 1
-    problems: list[tuple[str, str]] = []
-    for index, message in enumerate(transcript.messages):
-        if message.role == "tool" and not message.tool_call_id:
-            problems.append((f"messages[{index}].tool_call_id", "a tool message needs the id of its call"))
-        for position, call in enumerate(message.tool_calls or []):
-            function = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-                problems.append((f"messages[{index}].tool_calls[{position}].function.name", "a tool call needs a function name"))
-            elif not isinstance(function.get("arguments", ""), str):
-                problems.append((f"messages[{index}].tool_calls[{position}].function.arguments", "the arguments must be a JSON string, as the API sends them"))
-    # Pair problems are reported with indexes into the input as given.
-    offset_problems = tool_pair_problems(originals[start:], "messages")
-    problems += [(_shift(where, start), what) for where, what in offset_problems]
-    script = [
-        ScriptMessage(f"m{index + 1}", dict(message))
-        for index, message in enumerate(originals[start:])
-    ]
-    if not script:
-        problems.append(("messages", "the transcript has a system prompt but no message after it"))
+        imported = import_transcript(raw)
+    except FormatError as error:
+        raise ScenarioError(source, error.problems) from None
+    problems = tool_pair_problems(imported.messages, "messages")
+    if imported.format != "openai-chat":
+        problems = [relocate(where, what, imported.origins) for where, what in problems]
     if problems:
         raise ScenarioError(source, problems)
+    start = first_request(imported.messages, imported.examples)
+    notes = list(imported.notes)
+    if start == 0:
+        notes.append((NO_PREFIX, {}))
+    elif start > 1 or imported.messages[0].get("role") != "system":
+        notes.append((PREFIX_KEPT, {"count": start}))
     name = scenario_id or transcript_id(text)
     return Scenario(
         id=name,
         title={"en": title or f"Transcript {name}"},
         lesson={"en": "Your own agent's chat, replayed call by call."},
-        system=system,
-        tools=transcript.tools,
-        script=script,
+        prefix=tuple(imported.messages[:start]),
+        tools=imported.tools,
+        script=[ScriptMessage(f"m{index + 1}", message) for index, message in enumerate(imported.messages[start:])],
         source=source,
         kind="transcript",
+        tools_field=imported.tools_field,
+        origin=Origin(imported.format, tuple(notes)),
     )
 
 
-
-def _shift(where: str, offset: int) -> str:
-    prefix = "messages["
-    if not where.startswith(prefix) or not offset:
-        return where
-    number, rest = where[len(prefix):].split("]", 1)
-    return f"{prefix}{int(number) + offset}]{rest}"
-
-
 # --- A directory of scenarios ----------------------------------------------------------------
+
+# A transcript file: JSON, or a SWE-agent trajectory, which SWE-agent names *.traj.
+TRANSCRIPT_SUFFIXES = (".json", ".traj")
 
 
 @dataclass
@@ -511,7 +536,7 @@ def load_file(path: Path) -> Scenario:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(source, [("", f"cannot be read: {error}")]) from None
-    if path.suffix == ".json":
+    if path.suffix in TRANSCRIPT_SUFFIXES:
         return parse_transcript(text, source, scenario_id=path.stem, title=path.stem.replace("-", " ").capitalize())
     return parse_scenario_toml(text, source)
 
@@ -528,7 +553,7 @@ def load_library(*directories: Path) -> Library:
             continue
         paths += sorted(directory.glob("*"))
     for path in paths:
-        if path.suffix not in {".toml", ".json"}:
+        if path.suffix not in {".toml", *TRANSCRIPT_SUFFIXES}:
             continue
         try:
             scenario = load_file(path)

@@ -6,6 +6,30 @@ from dataclasses import asdict
 from typing import Any
 
 from .replay import Call, Replay
+from .scenarios import Scenario
+from .tokens import get_counter
+from .transcript_formats import NO_CLAUDE_TOKENIZER
+
+
+def request_body(result: Replay, call: Call) -> dict[str, Any]:
+    """The request exactly as the chat-completions API receives it at this call: the
+    messages, and the tool definitions in the field the transcript used."""
+    body: dict[str, Any] = {"messages": call.request(result.scenario.prefix)}
+    if result.scenario.tools:
+        body[result.scenario.tools_field] = result.scenario.tools
+    return body
+
+
+def origin_json(scenario: Scenario, counter: str, say=lambda message: message) -> dict[str, Any] | None:
+    """Which format a transcript was read as and what reading it rewrote; `say` translates a
+    catalog message (the web passes gettext, the CLI keeps English)."""
+    origin = scenario.origin
+    if origin is None:
+        return None
+    notes = [say(message) % {name: f"{value:,}" for name, value in values.items()} for message, values in origin.notes]
+    if origin.format == "anthropic-messages":
+        notes.append(say(NO_CLAUDE_TOKENIZER) % {"counter": say(get_counter(counter).label)})
+    return {"format": origin.format, "label": say(origin.label), "notes": notes}
 
 
 def call_json(result: Replay, call: Call) -> dict[str, Any]:
@@ -16,7 +40,7 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         "tokens": call.tokens,
         "provider_tokens": call.provider_tokens,
         "window_share": round(call.tokens / result.settings.real_window, 4),
-        "request": call.request(result.scenario.system),
+        "request": call.request(result.scenario.prefix),
         "blocks": [
             {
                 "id": block.id,
@@ -63,6 +87,7 @@ def replay_json(result: Replay) -> dict[str, Any]:
     return {
         "scenario": result.scenario.id,
         "title": result.scenario.text("title"),
+        "read_as": origin_json(result.scenario, result.settings.counter),
         "settings": result.settings.model_dump(),
         "floor_tokens": round(result.floor_tokens, 2),
         "tools": result.scenario.tools,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .history import CLEARED_MARK, TRUNCATION_MARK, Block, keep_start
+from .history import CLEARED_MARK, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, keep_start
 from .scenarios import Fact
 from .settings import Settings
 from .summarizer import Summarizer
@@ -128,7 +128,7 @@ def truncate_level(work: Work, context: Context) -> None:
     boundary = context.keep_start(history)
     for index in range(start, boundary):
         block = history[index]
-        if block.role != "tool" or block.text.startswith(TRUNCATION_MARK):
+        if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK):
             continue
         text = block.text
         note = f"{TRUNCATION_MARK} to save context: {len(text)} chars. Preview: {text[: context.settings.preview]}...]"

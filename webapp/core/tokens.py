@@ -22,6 +22,7 @@ import dataclasses
 import json
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
@@ -63,9 +64,11 @@ class Counter(Protocol):
     def measure(self, message: Message) -> int:
         """Units of one message as sent."""
 
-    def measure_floor(self, system: str | None, tools: list[dict]) -> int:
-        """Units of what every request carries: the system prompt (None: the request has
-        none) and the tool definitions."""
+    def measure_floor(self, prefix: Sequence[Message], tools: list[dict], system_later: bool = False) -> int:
+        """Units of what every request carries ahead of the script: the prefix's messages
+        (system prompt, examples) and the tool definitions, which join the leading system
+        message, or a system message further down (`system_later`: one in the script), or
+        else sit in a system message of their own."""
 
     def request_tokens(self, units: int) -> int:
         """Tokens of a request whose parts add up to `units`."""
@@ -123,8 +126,11 @@ class EstimateCounter:
         text_only = {**message, "content": [p for p in message["content"] if not (isinstance(p, dict) and p.get("type") == "image_url")]}
         return len(json.dumps(text_only)) + 4 * sum(image_tokens(url, detail, GPT_4O_IMAGES).tokens for url, detail in images)
 
-    def measure_floor(self, system: str | None, tools: list[dict]) -> int:
-        return len(system or "")
+    def measure_floor(self, prefix: Sequence[Message], tools: list[dict], system_later: bool = False) -> int:
+        # The seed counts its system prompt's characters, and not the tools; any other
+        # message of the prefix counts as the seed counts a message.
+        system, rest = _split_system(list(prefix))
+        return len(system or "") + sum(self.measure(message) for message in rest)
 
     def request_tokens(self, units: int) -> int:
         return math.ceil(units / 4)
@@ -133,8 +139,7 @@ class EstimateCounter:
         return units / 4
 
     def count_request(self, messages: list[Message], tools: list[dict] = (), model: str | None = None) -> int:
-        system, rest = _split_system(messages)
-        return self.request_tokens(self.measure_floor(system, list(tools)) + sum(self.measure(m) for m in rest))
+        return self.request_tokens(self.measure_floor(messages, list(tools)))
 
 
 TOKENS_PER_MESSAGE = 3
@@ -236,12 +241,15 @@ class TiktokenCounter:
             units += fmt.function_result
         return units
 
-    def measure_floor(self, system: str | None, tools: list[dict]) -> int:
+    def measure_floor(self, prefix: Sequence[Message], tools: list[dict], system_later: bool = False) -> int:
+        system, rest = _split_system(list(prefix))
+        units = sum(self.measure(message) for message in rest)
         if system is None:
-            return self.tools_tokens(tools, with_system=False)
+            with_system = system_later or any(message.get("role") == "system" for message in rest)
+            return units + self.tools_tokens(tools, with_system=with_system)
         if tools and self.format.pad_system:
             system += "\n"
-        return self.measure({"role": "system", "content": system}) + self.tools_tokens(tools, with_system=True)
+        return units + self.measure({"role": "system", "content": system}) + self.tools_tokens(tools, with_system=True)
 
     def tools_tokens(self, tools: list[dict], with_system: bool = True) -> int:
         if not tools:
@@ -258,14 +266,7 @@ class TiktokenCounter:
 
     def count_request(self, messages: list[Message], tools: list[dict] = (), model: str | None = None) -> int:
         counter = self if model is None else self.for_images(image_rate(model))
-        system, rest = _split_system(with_result_names(messages))
-        tools = list(tools)
-        if system is None and tools and any(m.get("role") == "system" for m in rest):
-            # A system message further down still takes the tool definitions.
-            units = counter.tools_tokens(tools, with_system=True)
-        else:
-            units = counter.measure_floor(system, tools)
-        return counter.request_tokens(units + sum(counter.measure(m) for m in rest))
+        return counter.request_tokens(counter.measure_floor(with_result_names(messages), list(tools)))
 
     def for_images(self, rate: ImageRate) -> TiktokenCounter:
         """This counter with another model family's image figures (sharing the text cache)."""

@@ -56,10 +56,12 @@ class TranscriptStore:
             raise TranscriptTooLarge(size, self.max_bytes)
         name = transcript_id(text)
         scenario = parse_transcript(text, "transcript", scenario_id=name, title=f"Transcript {name}")
-        if len(scenario.script) > self.max_messages:
+        # The prefix counts too: a replay sends it with every request.
+        count = len(scenario.prefix) + len(scenario.script)
+        if count > self.max_messages:
             raise ScenarioError(
                 "transcript",
-                [("messages", f"{len(scenario.script):,} messages after the system prompt; at most {self.max_messages:,} are accepted")],
+                [("messages", f"{count:,} messages; at most {self.max_messages:,} are accepted")],
             )
         return scenario
 

@@ -31,6 +31,7 @@ from ..core.compare import (
     parse_pricing,
     summary_row,
 )
+from ..core.serialize import request_body
 from ..core.settings import COUNTER_NAMES, STRATEGIES, SettingsError
 from ..core.tokens import COUNTERS
 from .languages import money as format_money
@@ -124,12 +125,10 @@ def panel_csv(scenario_id: str):
 @blueprint.route("/play/<scenario_id>/request.json")
 def request_json(scenario_id: str):
     """The exact request the loop sends at this call with these settings: the messages,
-    system first, and the tool definitions, as the chat-completions API receives them."""
+    prefix first, and the tool definitions, as the chat-completions API receives them."""
     view = read_view(scenario_id, request.args)
     result = current_app.extensions["replay_cache"].get(view.scenario, view.settings)
-    body: dict = {"messages": result.calls[view.call - 1].request(view.scenario.system)}
-    if view.scenario.tools:
-        body["tools"] = view.scenario.tools
+    body = request_body(result, result.calls[view.call - 1])
     strategy = view.settings.strategy + ("-keep-facts" if view.settings.keep_facts else "")
     name = f"{view.scenario.id}-{strategy}-call{view.call}-request.json"
     return Response(

@@ -10,8 +10,9 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 from jinja2_fragments.flask import render_blocks
 
+from ..core.history import searchable
 from ..core.replay import Call, Event, Replay
-from ..core.serialize import call_json
+from ..core.serialize import call_json, origin_json
 from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text
@@ -68,6 +69,7 @@ def play_json(scenario_id: str):
             "price_per_million": view.price,
             "cost": round(call.sent_total * view.price / 1_000_000, 6),
             "floor_tokens": round(result.floor_tokens, 2),
+            "read_as": origin_json(view.scenario, view.settings.counter, _),
             "warnings": result.warnings,
             "current": call_json(result, call),
         }
@@ -99,6 +101,7 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "sentence": call_sentence(result, call),
         "keep_legend": keep_legend(view.settings),
         "warnings": [_(message) % {name: format_number(value) for name, value in values.items()} for message, values in result.notices],
+        "read_as": origin_json(view.scenario, view.settings.counter, _),
         "requests": request_starts(result),
         "selected": selected,
         "strategies": {name: _(description) for name, description in STRATEGIES.items()},
@@ -283,21 +286,31 @@ def call_sentence(result: Replay, call: Call) -> str:
     return base
 
 
+def prefix_text(prefix) -> str:
+    """The floor's messages as a reader reads them: a lone system prompt as its text, several
+    messages (examples, an opening reply) each under its role and name."""
+    if len(prefix) == 1 and prefix[0].get("role") == "system" and not prefix[0].get("name"):
+        return content_text(prefix[0].get("content"))
+    return "\n\n".join(
+        f"[{' '.join(filter(None, [str(m.get('role', '')), str(m.get('name') or '')]))}]\n{searchable(m)}" for m in prefix
+    )
+
+
 def block_detail(result: Replay, number: int, block_id: str) -> dict:
     """Everything about one block: its whole content and its tokens under each counter."""
     call = result.calls[number - 1]
     if block_id == "floor":
-        content = result.scenario.system
+        prefix = result.scenario.prefix
         tools = result.scenario.tools
         return {
             "id": "floor",
             "label": _("floor: system prompt + tools"),
             "present": True,
-            "content": content,
+            "content": prefix_text(prefix),
             "tools": [t.get("function", t).get("name", "") for t in tools],
             "tool_calls": [],
             "counts": [
-                (name, _(counter.label), round(counter.block_tokens(counter.measure_floor(content, tools))))
+                (name, _(counter.label), round(counter.block_tokens(result.scenario.floor_units(counter))))
                 for name, counter in COUNTERS.items()
             ],
             "note": _("The estimate counter, like the seed, counts the system prompt only, not the tool definitions."),

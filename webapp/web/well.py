@@ -155,6 +155,8 @@ def block_label(block: Block, names: dict[str, str]) -> tuple[str, str]:
         return "summary", _("summary of %(count)d messages", count=len(block.replaces))
     if block.role == "tool":
         return "tool", _("tool result: %(name)s", name=names.get(block.message.get("tool_call_id", ""), "?"))
+    if block.role == "function":
+        return "tool", _("tool result: %(name)s", name=block.message.get("name", "?"))
     if block.role == "assistant":
         called = [(call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or []]
         if called:
@@ -218,7 +220,7 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
         height=floor_h,
     )
     shapes = [floor]
-    orphans = orphan_results(call.problems, blocks)
+    orphans = orphan_results(call.problems, blocks, len(replay.scenario.prefix))
     for index, block in enumerate(blocks):
         kind, label = block_label(block, names)
         y, height = after[block.id]
@@ -307,14 +309,14 @@ def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
 ORPHAN = re.compile(r"^messages\[(\d+)\]\.tool_call_id:")
 
 
-def orphan_results(problems: tuple[str, ...], blocks: list[Block]) -> set[str]:
+def orphan_results(problems: tuple[str, ...], blocks: list[Block], prefix: int) -> set[str]:
     """Ids of the tool results a request sends without their call. The problems index the
-    request as sent, system prompt first, so message i is block i - 1."""
+    request as sent, the `prefix` messages first, so message i is block i - prefix."""
     found = set()
     for problem in problems:
         match = ORPHAN.match(problem)
-        if match and 0 < int(match.group(1)) <= len(blocks):
-            found.add(blocks[int(match.group(1)) - 1].id)
+        if match and 0 <= int(match.group(1)) - prefix < len(blocks):
+            found.add(blocks[int(match.group(1)) - prefix].id)
     return found
 
 
