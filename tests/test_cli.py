@@ -71,3 +71,27 @@ def test_a_bad_file_names_file_and_field(tmp_path):
     out = subprocess.run([sys.executable, "-m", "webapp", "replay", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "broken.toml" in out.stderr and "chat[0].user" in out.stderr
+
+
+def test_agent_run_flags_reach_the_replay_and_the_table(capsys):
+    trajectory = str(ROOT / "tests" / "fixtures" / "trajectories" / "swe-agent-ctf-i-got-id.json")
+    flags = ["--window", "8000", "--counter", "o200k_base", "--keep", "3", "--keep-unit", "tool_results"]
+    assert main(["replay", trajectory, *flags, "--strategy", "clear-tool-results", "--clear-at-least", "1000", "--exclude-tools", "create", "--clear-tool-inputs"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "strategy clear-tool-results" in line)
+    assert "keep 3 tool results" in header and "clear at least 1,000, never create, inputs too" in header
+    assert "cleared " in out and "OVERFLOW" not in out
+    assert main(["replay", trajectory, *flags, "--strategy", "clear-tool-results", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["settings"]["keep_unit"] == "tool_results"
+    edits = [edit for call in data["calls"] for edit in call["applied_edits"]]
+    assert edits and all(edit["type"] == "clear_tool_uses_20250919" and edit["cleared_input_tokens"] > 0 for edit in edits)
+    assert main(["compare", trajectory, *flags]) == 0
+    assert "Cheapest safe choice" in capsys.readouterr().out
+
+
+def test_a_bad_keep_unit_is_named_with_what_is_accepted(capsys):
+    assert main(["replay", "bike-shop", "--keep-unit", "messages"]) == 2
+    assert "keep_unit: got 'messages', expected one of requests, tool_results, turns" in capsys.readouterr().err
+    assert main(["replay", "bike-shop", "--exclude-tools", "rm -rf"]) == 2
+    assert "exclude_tools: got 'rm -rf', expected tool names separated by commas" in capsys.readouterr().err
