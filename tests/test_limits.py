@@ -78,9 +78,10 @@ def test_pages_without_long_work_never_run_out(tmp_path):
 
 @pytest.fixture
 def held(tmp_path):
-    """An app where chats of more than 12 messages are long, and a request for the long
-    `receipt` (17 messages) holds its process's only slot until the event is set."""
-    app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "LONG_CHAT_MESSAGES": 12})
+    """An app where chats of more than 12 messages are long and one may wait for the slot,
+    and a request for the long `receipt` (17 messages) holds its process's only slot until the
+    event is set."""
+    app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "LONG_CHAT_MESSAGES": 12, "LONG_CHAT_WAITERS": 1, "LONG_CHAT_WAIT_SECONDS": 30})
     cache = app.extensions["replay_cache"]
     computing, release = threading.Event(), threading.Event()
     plain_get = cache.get
@@ -101,13 +102,22 @@ def held(tmp_path):
     holder.join(30)
 
 
-def test_a_second_long_chat_is_told_to_come_back_at_once(held):
+def test_a_long_chat_waits_its_turn_and_one_more_is_told_to_come_back_at_once(held):
     client, release, answers = held
-    response = client.get("/compare/receipt.csv?window=9000")
+    waiting = threading.Thread(target=lambda: answers.append(client.get("/compare/receipt.csv?window=9000").status_code))
+    waiting.start()
+    threading.Event().wait(2)  # the waiter takes its place in the room first
+    for _ in range(100):
+        response = client.get("/compare/receipt.json?window=9100")
+        if response.status_code == 503:
+            break
+        threading.Event().wait(0.1)
     assert response.status_code == 503 and response.headers["Retry-After"] == "5"
     text = response.get_data(as_text=True)
     assert "already computing another long chat" in text and "more than 12 messages" in text
     release.set()
+    waiting.join(30)
+    assert sorted(answers) == [200, 200], "the holder and the waiter both got their answer"
 
 
 def test_the_home_page_and_short_scenarios_never_wait_for_a_long_chat(held):

@@ -4,9 +4,10 @@
   visitor gets a page that says what was too large and what to change, long before gunicorn's
   timeout would kill the worker.
 - A long chat (more than LONG_CHAT_MESSAGES messages) is computed by one request at a time per
-  worker process; another request for a long chat meanwhile gets "busy, try again in a few
-  seconds" at once instead of a thread, so the other threads stay free for everything else:
-  the home page and the built-in scenarios never wait behind long chats.
+  worker process. A few more (LONG_CHAT_WAITERS) wait for their turn, idle, up to
+  LONG_CHAT_WAIT_SECONDS; any other is answered "busy, try again in a few seconds" at once.
+  So long chats hold at most a few of a worker's threads, and the others stay free for
+  everything else: the home page and the built-in scenarios never wait behind long chats.
 """
 
 from __future__ import annotations
@@ -23,7 +24,29 @@ from .viewstate import StateError, find_scenario
 
 
 class LongChatsBusy(Exception):
-    """Every slot for long chats of this process is taken."""
+    """Every slot for long chats of this process is taken, and so is the waiting room."""
+
+
+class LongChatGate:
+    """`slots` long chats computed at once, `waiters` more waiting for a slot."""
+
+    def __init__(self, slots: int, waiters: int, wait_seconds: float):
+        self._slots = threading.BoundedSemaphore(slots)
+        self._room = threading.BoundedSemaphore(slots + waiters)
+        self._wait_seconds = wait_seconds
+
+    def enter(self) -> bool:
+        """Takes a slot, waiting for one when there is room to wait; False when busy."""
+        if not self._room.acquire(blocking=False):
+            return False
+        if self._slots.acquire(timeout=self._wait_seconds):
+            return True
+        self._room.release()
+        return False
+
+    def leave(self) -> None:
+        self._slots.release()
+        self._room.release()
 
 
 def install_limits(app: Flask) -> None:
@@ -31,7 +54,9 @@ def install_limits(app: Flask) -> None:
     app.config.setdefault("REQUEST_WALL_SECONDS", 20.0)
     app.config.setdefault("LONG_CHAT_MESSAGES", 200)
     app.config.setdefault("LONG_CHATS_AT_ONCE", 1)
-    slots = threading.BoundedSemaphore(app.config["LONG_CHATS_AT_ONCE"])
+    app.config.setdefault("LONG_CHAT_WAITERS", 2)
+    app.config.setdefault("LONG_CHAT_WAIT_SECONDS", 10.0)
+    gate = LongChatGate(app.config["LONG_CHATS_AT_ONCE"], app.config["LONG_CHAT_WAITERS"], app.config["LONG_CHAT_WAIT_SECONDS"])
 
     @app.before_request
     def admit():
@@ -39,7 +64,7 @@ def install_limits(app: Flask) -> None:
         if scenario_id is not None:
             g.scenario_size = size = chat_size(scenario_id)
             if size is not None and size[0] > current_app.config["LONG_CHAT_MESSAGES"]:
-                if not slots.acquire(blocking=False):
+                if not gate.enter():
                     raise LongChatsBusy()
                 g.long_chat_slot = True
         g.budget = budget.start(current_app.config["REQUEST_CPU_SECONDS"], current_app.config["REQUEST_WALL_SECONDS"])
@@ -49,7 +74,7 @@ def install_limits(app: Flask) -> None:
         if "budget" in g:
             budget.stop(g.pop("budget"))
         if g.pop("long_chat_slot", False):
-            slots.release()
+            gate.leave()
 
     @app.errorhandler(BudgetExceeded)
     def over_budget(error: BudgetExceeded):
