@@ -95,3 +95,9 @@ def test_a_bad_keep_unit_is_named_with_what_is_accepted(capsys):
     assert "keep_unit: got 'messages', expected one of requests, tool_results, turns" in capsys.readouterr().err
     assert main(["replay", "bike-shop", "--exclude-tools", "rm -rf"]) == 2
     assert "exclude_tools: got 'rm -rf', expected tool names separated by commas" in capsys.readouterr().err
+
+
+def test_keep_is_said_in_its_unit_and_number(capsys):
+    for flags, words in ((["--keep", "1"], "keep 1 request ·"), (["--keep", "2", "--keep-unit", "turns"], "keep 2 turns ·"), (["--keep", "1", "--keep-unit", "tool_results"], "keep 1 tool result ·")):
+        assert main(["replay", "bike-shop", *flags]) == 0
+        assert words in capsys.readouterr().out

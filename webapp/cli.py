@@ -154,8 +154,9 @@ def read_as_lines(scenario, counter: str) -> list[str]:
 
 
 def keep_words(settings) -> str:
-    """KEEP as the tables say it: 'keep 3 tool results'."""
-    return f"keep {settings.keep} {settings.keep_unit.replace('_', ' ')}"
+    """KEEP as the tables say it: 'keep 3 tool results', 'keep 1 request'."""
+    unit = settings.keep_unit.replace("_", " ")
+    return f"keep {settings.keep} {unit if settings.keep != 1 else unit[:-1]}"
 
 
 def clearing_words(settings) -> str:
