@@ -48,9 +48,7 @@ def test_every_request_is_valid_and_overflow_is_reported(scenario, chosen):
         assert call.valid
         # The provider counts real tokens: with the estimate, o200k_base's count decides overflow.
         provider = get_counter("o200k_base" if chosen.counter == "estimate" else chosen.counter)
-        real = provider.request_tokens(
-            scenario.floor_units(provider) + sum(provider.measure(m) for m in request[start:])
-        )
+        real = provider.count_request(request, scenario.tools)  # the whole request, counted at once
         assert call.provider_tokens == real
         assert call.overflow == (real > chosen.real_window)
         assert ("overflow" in [e.kind for e in call.events]) == call.overflow

@@ -51,10 +51,10 @@ def test_next_thing_that_happens_jumps_over_quiet_calls(client):
 
 def test_real_window_shows_the_models_rim_and_the_overflow(client):
     page = text(client.get("/play/real-window?call=6"))
-    assert "Gulp! 8,516 > 8,000" in page and 'class="real-rim"' in page
+    assert "Gulp! 8,523 > 8,000" in page and 'class="real-rim"' in page
     assert "102,400" in page  # the line, far above the model's rim
     fixed = text(client.get("/play/real-window?call=6&window=8000&model_window=0"))
-    assert "Gulp!" not in fixed and "before compaction: 8,516" in fixed
+    assert "Gulp!" not in fixed and "before compaction: 8,523" in fixed
 
 
 def test_the_naive_dropper_is_shown_rejected(client):
@@ -68,15 +68,15 @@ def test_the_naive_dropper_is_shown_rejected(client):
 def test_no_room_for_the_reply_is_said(client):
     page = text(client.get("/play/reply-room?call=5"))
     assert "no_room_for_reply" in page
-    assert "3,555 + a 618-token reply > 4,096" in page
+    assert "3,559 + a 618-token reply > 4,096" in page
     assert "the reply needs 618 more: no room" in page
 
 
 def test_chars_lie_shows_the_estimate_and_the_real_count_side_by_side(client):
     page = text(client.get("/play/chars-lie?call=6"))
     assert "5,852 of 8,000 tokens" in page
-    assert "estimate; the provider counts 8,330" in page
-    assert "Gulp! The model counts 8,330 > 8,000" in page
+    assert "estimate; the provider counts 8,336" in page
+    assert "Gulp! The model counts 8,336 > 8,000" in page
     exact = text(client.get("/play/chars-lie?call=6&counter=o200k_base"))
     assert 'id="provider-count"' not in exact and "Gulp!" not in exact
 

@@ -210,7 +210,7 @@ def test_focus_stays_on_the_control_that_was_used(page, live_server):
 
 def test_the_real_window_lesson_in_the_browser(page, live_server):
     page.goto(live_server + "/play/real-window?call=6")
-    expect(page.locator("svg.well .gulp")).to_contain_text("8,516 > 8,000")
+    expect(page.locator("svg.well .gulp")).to_contain_text("8,523 > 8,000")
     page.fill("#f-window", "8000")
     page.fill("#f-model-window", "0")
     page.keyboard.press("Enter")

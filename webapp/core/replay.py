@@ -19,7 +19,7 @@ from .scenarios import Fact, PairCheck, Scenario
 from .settings import Settings
 from .strategies import Compaction, Context, compact
 from .summarizer import OfflineSummarizer, Summarizer
-from .tokens import Message, get_counter, tool_call_texts
+from .tokens import Message, call_names, get_counter, tool_call_texts
 
 # The estimate is what a loop believes; a provider counts real tokens. When the loop counts
 # with the estimate, the provider's count (for overflow and room for the reply) is taken with
@@ -204,9 +204,14 @@ def fact_statuses(facts: list[Fact], prefix: Sequence[Message], blocks: list[Blo
     return [FactStatus(fact, fact.text in sent, call >= fact.needed_from_call) for fact in facts]
 
 
+def script_call_names(scenario: Scenario) -> dict[str, str]:
+    """The function each tool call id of the transcript calls: a result is billed under that name."""
+    return call_names([*scenario.prefix, *(item.message for item in scenario.script)])
+
+
 def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Summarizer | None = None) -> Replay:
     settings = settings or scenario.settings
-    counter = get_counter(settings.counter)
+    counter = get_counter(settings.counter).with_call_names(script_call_names(scenario))
     floor_units = scenario.floor_units(counter)
     digests = {}
     request = 0
@@ -260,7 +265,9 @@ class _Loop:
         self.cannot_fit_said = False
         self.said: set[str] = set()  # notices said once per replay
         counter = context.counter
-        self.provider = counter if counter.name != "estimate" else get_counter(PROVIDER_COUNTER)
+        if counter.name == "estimate":
+            counter = get_counter(PROVIDER_COUNTER).with_call_names(script_call_names(scenario))
+        self.provider = counter
         self.provider_floor = scenario.floor_units(self.provider)
         # Kept up to date as messages come, and recounted only when compaction changed the
         # history, so that a long chat is not walked again at every call.

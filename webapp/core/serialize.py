@@ -7,7 +7,7 @@ from typing import Any
 
 from .replay import Call, Replay
 from .scenarios import Scenario
-from .tokens import get_counter
+from .tokens import estimated, get_counter
 from .transcript_formats import NO_CLAUDE_TOKENIZER
 
 
@@ -47,6 +47,8 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
                 "role": block.role,
                 "state": block.state,
                 "tokens": round(result.block_tokens(block), 2),
+                # An image given by a link is counted at an assumed size (docs/counting.md).
+                "estimated": estimated(block.message),
                 "in_keep": index >= call.keep_start,
             }
             for index, block in enumerate(call.blocks)

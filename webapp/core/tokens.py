@@ -22,7 +22,7 @@ import dataclasses
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
@@ -80,27 +80,24 @@ class Counter(Protocol):
         """Tokens of one chat request: its messages as given and its tool definitions. A
         model name, when known, picks its family's image figures."""
 
+    def with_call_names(self, names: dict[str, str]) -> Counter:
+        """This counter, reading each tool result under the name of the function its
+        `tool_call_id` calls (`call_names`), for a replay that measures messages one by one."""
+
 
 def estimated(message: Message) -> bool:
     """Whether a message's count rests on an assumption: an image whose size cannot be read."""
     return any(image_tokens(url, detail, GPT_4O_IMAGES).estimated for url, detail in image_parts(message))
 
 
-def with_result_names(messages: list[Message]) -> list[Message]:
-    """The messages, each tool result carrying the name of the function whose call it answers
-    (the model reads a result under that name)."""
+def call_names(messages: Iterable[Message]) -> dict[str, str]:
+    """Function name of each tool call id in these messages."""
     names = {}
     for message in messages:
         for call in message.get("tool_calls") or []:
-            if isinstance(call, dict):
-                names[call.get("id")] = (call.get("function") or {}).get("name")
-    out = []
-    for message in messages:
-        name = names.get(message.get("tool_call_id"))
-        if message.get("role") == "tool" and name and not message.get("name"):
-            message = {**message, "name": name}
-        out.append(message)
-    return out
+            if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                names[str(call.get("id"))] = str(call["function"].get("name", ""))
+    return names
 
 
 def _split_system(messages: list[Message]) -> tuple[str | None, list[Message]]:
@@ -140,6 +137,9 @@ class EstimateCounter:
 
     def count_request(self, messages: list[Message], tools: list[dict] = (), model: str | None = None) -> int:
         return self.request_tokens(self.measure_floor(messages, list(tools)))
+
+    def with_call_names(self, names: dict[str, str]) -> EstimateCounter:
+        return self  # chars of the message as sent: a name it does not hold is not counted
 
 
 TOKENS_PER_MESSAGE = 3
@@ -196,6 +196,7 @@ class TiktokenCounter:
         self.name = encoding_name
         self.label = label
         self.format = chat_format
+        self.call_names: dict[str, str] = {}
         self._encoding = None
         self._short_tokens = lru_cache(maxsize=SHORT_CACHE_ENTRIES)(self._count_text)
         self.long_tokens = Memoized(self._count_text, LONG_CACHE_ENTRIES, long_cache_bytes, _text_bytes)
@@ -235,8 +236,9 @@ class TiktokenCounter:
             units += fmt.function_call + self.text_tokens(str(function_call.get("name", "")))
             units += self.text_tokens(str(function_call.get("arguments", "")))
         if role == "tool":
-            # The result is shown under the name of the function that was called.
-            units += fmt.tool_result + self.text_tokens(str(message.get("name") or ""))
+            # The model reads a result under the name of the function that was called.
+            name = message.get("name") or self.call_names.get(str(message.get("tool_call_id")), "")
+            units += fmt.tool_result + self.text_tokens(str(name))
         elif role == "function":
             units += fmt.function_result
         return units
@@ -265,15 +267,23 @@ class TiktokenCounter:
         return float(units)
 
     def count_request(self, messages: list[Message], tools: list[dict] = (), model: str | None = None) -> int:
-        counter = self if model is None else self.for_images(image_rate(model))
-        return counter.request_tokens(counter.measure_floor(with_result_names(messages), list(tools)))
+        counter = self.with_call_names(call_names(messages))
+        if model is not None:
+            counter = counter.for_images(image_rate(model))
+        return counter.request_tokens(counter.measure_floor(messages, list(tools)))
 
     def for_images(self, rate: ImageRate) -> TiktokenCounter:
         """This counter with another model family's image figures (sharing the text cache)."""
         if rate == self.format.images:
             return self
-        twin = copy.copy(self)
-        twin.format = dataclasses.replace(self.format, images=rate)
+        return self._twin(format=dataclasses.replace(self.format, images=rate))
+
+    def with_call_names(self, names: dict[str, str]) -> TiktokenCounter:
+        return self._twin(call_names={**self.call_names, **names}) if names else self
+
+    def _twin(self, **changes) -> TiktokenCounter:
+        twin = copy.copy(self)  # shares the text caches
+        vars(twin).update(changes)
         return twin
 
 

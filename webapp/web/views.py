@@ -11,11 +11,12 @@ from flask_babel import ngettext
 from jinja2_fragments.flask import render_blocks
 
 from ..core.history import searchable
-from ..core.replay import Call, Event, Replay
+from ..core.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
+from ..core.replay import Call, Event, Replay, script_call_names
 from ..core.serialize import call_json, origin_json
 from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
-from ..core.tokens import COUNTERS, content_text
+from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
 from .viewstate import SPEEDS, StateError, ViewState, read_view
 from .well import block_label, draw, last_seen, tool_names
@@ -311,9 +312,11 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
             "tool_calls": [],
             "counts": [
                 (name, _(counter.label), round(counter.block_tokens(result.scenario.floor_units(counter))))
-                for name, counter in COUNTERS.items()
+                for name, counter in block_counters(result)
             ],
             "note": _("The estimate counter, like the seed, counts the system prompt only, not the tool definitions."),
+            "estimated": "",
+            "images": [],
         }
     current = {b.id: b for b in call.blocks}
     block = current.get(block_id) or last_seen(result, number).get(block_id)
@@ -321,7 +324,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
         known = any(item.id == block_id for item in result.scenario.script) or block_id.startswith("s")
         if not known:
             raise StateError(400, [_("block: got %(got)r, this scenario has no such block", got=block_id)])
-        return {"id": block_id, "label": block_id, "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call.")}
+        return {"id": block_id, "label": block_id, "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}
     kind, label = block_label(block, tool_names(result))
     calls = [
         f"{(c.get('function') or {}).get('name', '')}({(c.get('function') or {}).get('arguments', '')})"
@@ -339,6 +342,37 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
         "content": block.text,
         "tool_calls": calls,
         "tools": [],
-        "counts": [(name, _(counter.label), round(counter.block_tokens(counter.measure(block.message)))) for name, counter in COUNTERS.items()],
+        "counts": [(name, _(counter.label), round(counter.block_tokens(counter.measure(block.message)))) for name, counter in block_counters(result)],
         "note": note,
+        "estimated": estimate_note(block.message),
+        "images": [image_caption(url, detail) for url, detail in image_parts(block.message)],
     }
+
+
+def image_caption(url: str, detail: str) -> str:
+    """An image part in a few words: its link, or the kind and size of an inline image."""
+    size = inline_image_size(url)
+    if url.startswith("data:"):
+        kind = url[5:].split(";", 1)[0].split(",", 1)[0] or "data"
+        text = f"{kind} {size[0]} × {size[1]}" if size else kind
+    else:
+        text = url if len(url) <= 80 else url[:79] + "…"
+    return text if detail == "auto" else f"{text} (detail: {detail})"
+
+
+def estimate_note(message: dict) -> str:
+    """Why a block's count is marked ≈, or "" when it is not an estimate."""
+    if not estimated(message):
+        return ""
+    width, height = REMOTE_IMAGE_SIZE
+    return _(
+        "≈ estimated: this message holds an image given by a link, which the playground never downloads. It is counted as a %(width)s × %(height)s picture, by OpenAI's image rule.",
+        width=width,
+        height=height,
+    )
+
+
+def block_counters(result: Replay) -> list[tuple[str, object]]:
+    """Every counter, reading tool results under their function's name as the replay does."""
+    names = script_call_names(result.scenario)
+    return [(name, counter.with_call_names(names)) for name, counter in COUNTERS.items()]
