@@ -188,24 +188,32 @@ def test_a_transcript_over_the_cap_is_refused_with_the_limit(tmp_path):
 def test_an_unknown_transcript_link_is_a_clear_404(client):
     response = client.get("/play/t-0123456789abcdef")
     assert response.status_code == 404
-    assert "No transcript is stored as" in text(response)
+    assert "No transcript was ever stored as t-0123456789abcdef" in text(response)
 
 
-def test_the_store_evicts_the_least_recently_used(tmp_path):
-    from webapp.core.transcript_store import TranscriptStore
+def test_the_store_evicts_the_least_recently_used_and_says_so(tmp_path, monkeypatch):
+    from webapp.core import transcript_store
+    from webapp.core.transcript_store import TranscriptStore, disk_bytes
 
-    bodies = [transcript(f" #{n}") for n in range(3)]
-    size = len(bodies[0].encode())
+    clock = [1_000_000.0]
+    monkeypatch.setattr(transcript_store.time, "time", lambda: clock[0])
+    monkeypatch.setattr(transcript_store, "TOUCH_EVERY", 0)
+    bodies = [transcript(f" #{n}").encode() for n in range(3)]
+    store = TranscriptStore(tmp_path, max_bytes=100_000, max_total_bytes=1)
+    size = disk_bytes(store.path(store.save(bodies[0]).id))
     store = TranscriptStore(tmp_path, max_bytes=100_000, max_total_bytes=int(size * 2.5))
     names = []
-    for n, body in enumerate(bodies[:2]):
+    for body in bodies[:2]:
+        clock[0] += 10
         names.append(store.save(body).id)
-        os.utime(store.path(names[-1]), (time.time() - 100 + n, time.time()))
+    clock[0] += 10
     assert store.load(names[0]) is not None  # reading it makes it the most recently used
+    clock[0] += 10
     names.append(store.save(bodies[2]).id)
     assert store.path(names[0]).exists() and store.path(names[2]).exists()
     assert not store.path(names[1]).exists()  # the least recently used went
-    assert store.load(names[1]) is None
+    assert store.load(names[1]) is None and store.missing(names[1]).removed == clock[0]
+    assert store.usage() == 2 * size
 
 
 def test_the_orphaned_results_are_marked_in_the_well(client):

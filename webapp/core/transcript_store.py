@@ -1,32 +1,68 @@
-"""Pasted transcripts, kept as files named by their content's hash.
+"""Pasted transcripts, kept as files named by the hash of their exact bytes.
 
-The same content is the same file and the same link (`/play/t-<hash>`); a link works for
-anyone and survives a restart. Several app servers share transcripts by pointing at one
-directory (a shared volume or network file system): a file is written under a temporary name
-and renamed into place, so a reader never sees half a file, and two servers storing the same
-content write the same bytes.
+The link (`/play/t-<hash>`) is the hash of the bytes as they arrived: a textarea's CRLF, a
+lone CR, a byte order mark and any Unicode are stored and read back unchanged, so every
+worker and every server that shares the directory finds the same transcript under the same
+link, before and after a restart. A file is written under a temporary name and renamed into
+place, so a reader never sees half a file, and two servers storing the same content write
+the same bytes.
+
+An index beside the files (`index.sqlite3`, SQLite's own locking makes it safe across
+processes) records each transcript's size on disk, who pasted it and when it was last used,
+and which were removed to make room. So a paste never lists or stats the store, a missing
+link says whether it was removed or never stored, and eviction counts what the disk holds
+(blocks, not file sizes: a 1-byte file takes a whole block).
 
 Limits: each transcript at most `max_bytes` and `max_messages` (a replay keeps every call's
 request, and the comparison panel walks every call of every strategy, so their cost grows with
-the square of the chat's length); the directory at most `max_total_bytes`, beyond
-which the least recently used transcripts are removed, by file access time. Reading a
-transcript sets its access time explicitly, so eviction does not depend on how the file
-system is mounted (noatime, relatime).
+the square of the chat's length); each client at most `max_client_bytes` on disk, past which
+its own least recently used transcripts go first, so one client cannot push out everyone
+else's; the whole store at most `max_total_bytes`, past which the least recently used go.
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import os
 import re
+import sqlite3
 import threading
 import time
-from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
-from .scenarios import Scenario, ScenarioError, parse_transcript, transcript_id
+from .lru import LRUCache
+from .scenarios import Scenario, ScenarioError, parse_transcript
 
 TRANSCRIPT_ID = re.compile(r"^t-[0-9a-f]{16}$")
 SUFFIX = ".json"
+INDEX = "index.sqlite3"
+BLOCK = 4096  # where a file system does not report its blocks
+# A read marks a transcript as used at most this often per worker: a step through a play page
+# reads it at every click, and the recency of eviction does not need the second.
+TOUCH_EVERY = 60.0
+# Removals remembered to explain a dead link; past it the oldest are forgotten.
+REMEMBERED_REMOVALS = 200_000
+# A parsed transcript holds about 3.3 times its bytes in memory (tracemalloc, 1 MB transcripts).
+PARSED_BYTES_PER_BYTE = 4
+
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS transcripts (
+        name TEXT PRIMARY KEY,
+        disk INTEGER NOT NULL,      -- bytes the file takes on disk (its blocks)
+        client TEXT NOT NULL,       -- client_key() of who pasted it
+        used REAL NOT NULL,         -- last stored or read, seconds since the epoch
+        removed REAL                -- NULL while stored; when it was removed to make room
+    )""",
+    "CREATE INDEX IF NOT EXISTS stored_by_use ON transcripts (removed, used)",
+    "CREATE INDEX IF NOT EXISTS stored_by_client ON transcripts (client, removed, used)",
+    # Running totals, so that a paste never adds up the whole store.
+    "CREATE TABLE IF NOT EXISTS clients (client TEXT PRIMARY KEY, disk INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 0), disk INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO totals VALUES (0, 0)",
+)
 
 
 class TranscriptTooLarge(ValueError):
@@ -36,26 +72,89 @@ class TranscriptTooLarge(ValueError):
         super().__init__(f"the transcript is {size:,} bytes; the limit is {limit:,} bytes")
 
 
+class TranscriptNotText(ValueError):
+    """The bytes are not UTF-8 text."""
+
+
+@dataclass(frozen=True)
+class Missing:
+    """Why a link finds no transcript: `removed` is when it was removed to make room, or None
+    when nothing was ever stored under it here."""
+
+    removed: float | None
+
+
+def transcript_name(data: bytes) -> str:
+    """Same bytes, same link."""
+    return "t-" + hashlib.sha256(data).hexdigest()[:16]
+
+
+def decode(data: bytes) -> str:
+    """The text of a transcript's bytes: UTF-8, a leading byte order mark set aside for parsing."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise TranscriptNotText(f"byte {error.start:,} is not UTF-8") from None
+
+
+def client_key(address: str | None) -> str:
+    """Who pasted, for the per-client share: the IPv4 address, or the /64 network of an IPv6
+    one (one household or machine gets a whole /64). Stored as a hash, not as the address."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        label = address or ""
+    else:
+        if ip.version == 6 and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        label = str(ipaddress.ip_network(f"{ip}/64", strict=False) if ip.version == 6 else ip)
+    return hashlib.sha256(label.encode()).hexdigest()[:16]
+
+
+def disk_bytes(path: Path) -> int:
+    status = path.stat()
+    blocks = getattr(status, "st_blocks", None)
+    if blocks is None:
+        return -(-status.st_size // BLOCK) * BLOCK
+    return max(blocks * 512, BLOCK if status.st_size else 0)
+
+
 class TranscriptStore:
-    def __init__(self, directory: Path, max_bytes: int, max_total_bytes: int, parsed_cache: int = 32, max_messages: int = 1000):
+    def __init__(
+        self,
+        directory: Path,
+        max_bytes: int,
+        max_total_bytes: int,
+        max_client_bytes: int | None = None,
+        max_messages: int = 1000,
+        parsed_cache: int = 32,
+        parsed_cache_bytes: int = 48 * 1024 * 1024,
+    ):
         self.directory = Path(directory)
         self.max_bytes = max_bytes
         self.max_messages = max_messages
         self.max_total_bytes = max_total_bytes
-        self._parsed: OrderedDict[str, Scenario] = OrderedDict()
-        self._parsed_size = parsed_cache
-        self._lock = threading.Lock()
+        self.max_client_bytes = max_client_bytes or max_total_bytes
+        self._parsed: LRUCache[str, tuple[Scenario, int]] = LRUCache(
+            parsed_cache, parsed_cache_bytes, lambda name, entry: PARSED_BYTES_PER_BYTE * entry[1]
+        )
+        self._touched: dict[str, float] = {}
+        self._local = threading.local()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._open_index()
 
     def path(self, name: str) -> Path:
         return self.directory / f"{name}{SUFFIX}"
 
-    def parse(self, text: str) -> Scenario:
-        """The transcript as a scenario, or ScenarioError naming each problem's message and field."""
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > self.max_bytes:
-            raise TranscriptTooLarge(size, self.max_bytes)
-        name = transcript_id(text)
-        scenario = parse_transcript(text, "transcript", scenario_id=name, title=f"Transcript {name}")
+    # --- Reading and writing -----------------------------------------------------------------
+
+    def parse(self, data: bytes) -> Scenario:
+        """The transcript as a scenario, or TranscriptTooLarge, TranscriptNotText, or
+        ScenarioError naming each problem's message and field."""
+        if len(data) > self.max_bytes:
+            raise TranscriptTooLarge(len(data), self.max_bytes)
+        name = transcript_name(data)
+        scenario = parse_transcript(decode(data), "transcript", scenario_id=name, title=f"Transcript {name}")
         # The prefix counts too: a replay sends it with every request.
         count = len(scenario.prefix) + len(scenario.script)
         if count > self.max_messages:
@@ -65,89 +164,177 @@ class TranscriptStore:
             )
         return scenario
 
-    def save(self, text: str) -> Scenario:
-        """Validate and store; returns the scenario, whose id is the link. Storing the same
-        content again only marks it as used."""
-        scenario = self.parse(text)
+    def save(self, data: bytes, client: str = "") -> Scenario:
+        """Validate and store the exact bytes; returns the scenario, whose id is the link.
+        Storing the same bytes again only marks them as used."""
+        scenario = self.parse(data)
         target = self.path(scenario.id)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        if target.exists():
-            self._touch(target)
-        else:
+        if not target.exists():
             partial = target.with_name(f".{scenario.id}.{os.getpid()}.{threading.get_ident()}.partial")
-            partial.write_text(text, encoding="utf-8")
+            partial.write_bytes(data)
             partial.replace(target)
-        self._remember(scenario)
-        self.evict(keep=scenario.id)
+        removed = self._index_saved(scenario.id, disk_bytes(target), client)
+        self._forget(removed)
+        self._parsed.put(scenario.id, (scenario, len(data)))
         return scenario
 
-    def load(self, name: str) -> Scenario | None:
-        """The stored transcript `name` (t-<16 hex>), or None when there is none."""
+    def read_bytes(self, name: str) -> bytes | None:
+        """The bytes stored under `name`, exactly as they were pasted, or None."""
         if not TRANSCRIPT_ID.match(name):
             return None
-        target = self.path(name)
-        with self._lock:
-            cached = self._parsed.get(name)
-            if cached is not None:
-                self._parsed.move_to_end(name)
-        if cached is not None:
-            if not target.exists():  # evicted, here or by another server
-                with self._lock:
-                    self._parsed.pop(name, None)
-                return None
-            self._touch(target)
-            return cached
         try:
-            text = target.read_text(encoding="utf-8")
+            data = self.path(name).read_bytes()
         except FileNotFoundError:
             return None
-        try:
-            scenario = self.parse(text)
-        except (ScenarioError, TranscriptTooLarge):
-            return None  # not ours, or changed by hand: no link to it
-        if scenario.id != name:
+        return data if transcript_name(data) == name else None  # changed by hand: no link to it
+
+    def load(self, name: str) -> Scenario | None:
+        """The stored transcript `name` (t-<16 hex>), or None when there is none: then
+        `missing(name)` says why."""
+        if not TRANSCRIPT_ID.match(name):
             return None
-        self._touch(target)
-        self._remember(scenario)
+        cached = self._parsed.get(name)
+        if cached is not None:
+            if not self.path(name).exists():  # removed, here or by another server
+                self._parsed.pop(name)
+                return None
+            self._touch(name)
+            return cached[0]
+        data = self.read_bytes(name)
+        if data is None:
+            return None
+        try:
+            scenario = self.parse(data)
+        except (ScenarioError, TranscriptTooLarge, TranscriptNotText):
+            return None  # stored under older, other rules: no link to it
+        self._parsed.put(name, (scenario, len(data)))
+        self._touch(name)
         return scenario
 
-    def evict(self, keep: str | None = None) -> list[str]:
-        """Remove the least recently used transcripts until the directory fits its cap."""
-        entries = []
-        for path in self.directory.glob(f"t-*{SUFFIX}"):
-            try:
-                status = path.stat()
-            except FileNotFoundError:
-                continue
-            entries.append((status.st_atime, status.st_size, path))
-        total = sum(size for _, size, _ in entries)
-        removed = []
-        for _, size, path in sorted(entries):
-            if total <= self.max_total_bytes:
-                break
-            if path.stem == keep:
-                continue
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
-            total -= size
-            removed.append(path.stem)
-        with self._lock:
-            for name in removed:
-                self._parsed.pop(name, None)
+    def missing(self, name: str) -> Missing:
+        row = self._db().execute("SELECT removed FROM transcripts WHERE name = ?", (name,)).fetchone()
+        return Missing(row[0] if row else None)
+
+    def usage(self, client: str | None = None) -> int:
+        """Bytes on disk of the stored transcripts, of one client or of all."""
+        if client is None:
+            return self._db().execute("SELECT disk FROM totals").fetchone()[0]
+        return self._client_bytes(self._db(), client)
+
+    # --- The index ----------------------------------------------------------------------------
+
+    def _db(self) -> sqlite3.Connection:
+        """This thread's connection: SQLite connections are shared neither across threads nor
+        across a fork (gunicorn may create the app before forking its workers)."""
+        if getattr(self._local, "pid", None) != os.getpid():
+            connection = sqlite3.connect(self.directory / INDEX, timeout=30, isolation_level=None)
+            connection.execute("PRAGMA synchronous = NORMAL")
+            self._local.connection, self._local.pid = connection, os.getpid()
+        return self._local.connection
+
+    def _open_index(self) -> None:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            fresh = db.execute("SELECT name FROM sqlite_master WHERE name = 'transcripts'").fetchone() is None
+            for statement in SCHEMA:
+                db.execute(statement)
+            if fresh:
+                # A directory from before the index: its transcripts are adopted once, as used
+                # when their files were last modified.
+                for path in self.directory.glob(f"t-*{SUFFIX}"):
+                    if TRANSCRIPT_ID.match(path.stem):
+                        self._add(db, path.stem, disk_bytes(path), "", path.stat().st_mtime)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _client_bytes(db: sqlite3.Connection, client: str) -> int:
+        row = db.execute("SELECT disk FROM clients WHERE client = ?", (client,)).fetchone()
+        return row[0] if row else 0
+
+    @staticmethod
+    def _add(db: sqlite3.Connection, name: str, disk: int, client: str, used: float) -> None:
+        db.execute("INSERT OR REPLACE INTO transcripts VALUES (?, ?, ?, ?, NULL)", (name, disk, client, used))
+        db.execute("INSERT INTO clients VALUES (?, ?) ON CONFLICT (client) DO UPDATE SET disk = disk + excluded.disk", (client, disk))
+        db.execute("UPDATE totals SET disk = disk + ?", (disk,))
+
+    def _index_saved(self, name: str, disk: int, client: str) -> list[str]:
+        """Record a stored transcript, then remove the least recently used until the client's
+        share and the store's cap both hold; returns the names removed."""
+        db = self._db()
+        now = time.time()
+        removed: list[str] = []
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute("SELECT removed FROM transcripts WHERE name = ?", (name,)).fetchone()
+            if row is not None and row[0] is None:
+                db.execute("UPDATE transcripts SET used = ? WHERE name = ?", (now, name))
+            else:
+                self._add(db, name, disk, client, now)
+            while self._client_bytes(db, client) > self.max_client_bytes:
+                oldest = db.execute(
+                    "SELECT name FROM transcripts WHERE client = ? AND removed IS NULL AND name != ? ORDER BY used LIMIT 1",
+                    (client, name),
+                ).fetchone()
+                if oldest is None:
+                    break
+                removed.append(self._remove(db, oldest[0], now))
+            while db.execute("SELECT disk FROM totals").fetchone()[0] > self.max_total_bytes:
+                oldest = db.execute(
+                    "SELECT name FROM transcripts WHERE removed IS NULL AND name != ? ORDER BY used LIMIT 1", (name,)
+                ).fetchone()
+                if oldest is None:
+                    break
+                removed.append(self._remove(db, oldest[0], now))
+            if removed:
+                self._forget_old_removals(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
         return removed
 
-    def _touch(self, path: Path) -> None:
+    def _remove(self, db: sqlite3.Connection, name: str, now: float) -> str:
+        disk, client = db.execute("SELECT disk, client FROM transcripts WHERE name = ?", (name,)).fetchone()
+        db.execute("UPDATE transcripts SET removed = ? WHERE name = ?", (now, name))
+        db.execute("UPDATE clients SET disk = disk - ? WHERE client = ?", (disk, client))
+        db.execute("UPDATE totals SET disk = disk - ?", (disk,))
         try:
-            status = path.stat()
-            os.utime(path, (time.time(), status.st_mtime))
+            self.path(name).unlink()
         except FileNotFoundError:
             pass
+        return name
 
-    def _remember(self, scenario: Scenario) -> None:
-        with self._lock:
-            self._parsed[scenario.id] = scenario
-            self._parsed.move_to_end(scenario.id)
-            while len(self._parsed) > self._parsed_size:
-                self._parsed.popitem(last=False)
+    @staticmethod
+    def _forget_old_removals(db: sqlite3.Connection) -> None:
+        db.execute(
+            "DELETE FROM transcripts WHERE removed IS NOT NULL AND removed <= "
+            "(SELECT removed FROM transcripts WHERE removed IS NOT NULL ORDER BY removed DESC LIMIT 1 OFFSET ?)",
+            (REMEMBERED_REMOVALS,),
+        )
+
+    def _touch(self, name: str) -> None:
+        now = time.time()
+        if now - self._touched.get(name, 0.0) < TOUCH_EVERY:
+            return
+        if len(self._touched) > 4 * self._parsed.max_entries:
+            self._touched.clear()
+        self._touched[name] = now
+        db = self._db()
+        if db.execute("UPDATE transcripts SET used = ? WHERE name = ? AND removed IS NULL", (now, name)).rowcount == 0:
+            # A file the index does not know (copied in by hand, or its save was interrupted).
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if db.execute("SELECT 1 FROM transcripts WHERE name = ? AND removed IS NULL", (name,)).fetchone() is None:
+                    self._add(db, name, disk_bytes(self.path(name)), "", now)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _forget(self, names: list[str]) -> None:
+        for name in names:
+            self._parsed.pop(name)

@@ -69,6 +69,11 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.setdefault("TRANSCRIPT_DIR", str(Path(app.instance_path) / "transcripts"))
     app.config.setdefault("TRANSCRIPT_MAX_BYTES", 1_000_000)
     app.config.setdefault("TRANSCRIPT_STORE_MAX_BYTES", 256 * 1024 * 1024)
+    # One client's share of the store (its IPv4 address or IPv6 /64): past it, its own oldest
+    # transcripts make room, so no one visitor can push out everyone else's.
+    app.config.setdefault("TRANSCRIPT_CLIENT_MAX_BYTES", app.config["TRANSCRIPT_STORE_MAX_BYTES"] // 16)
+    # Behind a reverse proxy, how many proxies' X-Forwarded-For to trust to tell clients apart.
+    app.config.setdefault("TRUSTED_PROXY_HOPS", 0)
     # Past a few thousand messages a replay's memory and the comparison panel's time grow
     # with the square of the length (docs/hardening.md: 10,000 tiny messages took GBs and minutes).
     app.config.setdefault("TRANSCRIPT_MAX_MESSAGES", 1000)
@@ -85,8 +90,13 @@ def create_app(test_config: dict | None = None) -> Flask:
         Path(app.config["TRANSCRIPT_DIR"]),
         app.config["TRANSCRIPT_MAX_BYTES"],
         app.config["TRANSCRIPT_STORE_MAX_BYTES"],
+        max_client_bytes=app.config["TRANSCRIPT_CLIENT_MAX_BYTES"],
         max_messages=app.config["TRANSCRIPT_MAX_MESSAGES"],
     )
+    if app.config["TRUSTED_PROXY_HOPS"]:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXY_HOPS"])
 
     from .compare import blueprint as compare_panel
     from .transcripts import blueprint as transcripts

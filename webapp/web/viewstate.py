@@ -99,10 +99,9 @@ def find_scenario(scenario_id: str) -> Scenario:
     if scenario is None and scenario_id.startswith("t-"):
         scenario = current_app.extensions["transcript_store"].load(scenario_id)
         if scenario is None:
-            raise StateError(
-                404,
-                [_("No transcript is stored as %(name)r: it may have been removed to make room. Paste it again to get its link back.", name=scenario_id)],
-            )
+            from .transcripts import missing_transcript
+
+            raise missing_transcript(scenario_id)
     if scenario is None:
         known = ", ".join(library.scenarios) or _("none")
         raise StateError(404, [_("No scenario is named %(name)r. Scenarios: %(known)s.", name=scenario_id, known=known)])
