@@ -11,10 +11,13 @@ import pytest
 
 from webapp.core.library import open_scenario
 from webapp.core.remote_summarizer import (
+    DEFAULT_TIMEOUT,
+    FAILURE_MEMORY,
     OpenAICompatibleSummarizer,
     SummarizerConfig,
     SummarizerError,
     summarizer_config,
+    time_budget,
 )
 from webapp.core.replay import replay
 from webapp.core.settings import parse_settings
@@ -27,7 +30,9 @@ class FakeEndpoint:
     def __init__(self):
         self.requests: list[dict] = []
         self.headers: list[dict] = []
-        self.mode = "ok"  # ok, no-usage, error, slow, not-json, empty
+        self.mode = "ok"  # ok, no-usage, error, slow, not-json, empty, redirect
+        self.redirect_to = ""  # where mode "redirect" sends the request (302)
+        self.gets: list[dict] = []  # headers of GET requests (where a followed 302 arrives)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,6 +47,12 @@ class FakeEndpoint:
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
                 if outer.mode == "error":
                     return self._send(503, {"error": {"message": "model is loading"}})
+                if outer.mode == "redirect":
+                    self.send_response(302)
+                    self.send_header("Location", outer.redirect_to)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if outer.mode == "slow":
                     time.sleep(1.5)
                 if outer.mode == "not-json":
@@ -54,6 +65,10 @@ class FakeEndpoint:
                 if outer.mode != "no-usage":
                     answer["usage"] = {"prompt_tokens": 1234, "completion_tokens": 56, "total_tokens": 1290}
                 self._send(200, answer)
+
+            def do_GET(self):
+                outer.gets.append(dict(self.headers))
+                self._send(405, {"error": {"message": "POST only"}})
 
             def _send(self, status, payload, raw=False):
                 data = payload.encode() if raw else json.dumps(payload).encode()
@@ -68,12 +83,22 @@ class FakeEndpoint:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-@pytest.fixture
-def endpoint():
+def serve_fake():
     fake = FakeEndpoint()
     yield fake
     fake.server.shutdown()
     fake.server.server_close()
+
+
+@pytest.fixture
+def endpoint():
+    yield from serve_fake()
+
+
+@pytest.fixture
+def other_origin():
+    """Another origin: the same address on another port."""
+    yield from serve_fake()
 
 
 SCENARIO = open_scenario("summary-forgets")
@@ -155,7 +180,7 @@ def test_an_unreachable_endpoint_says_so():
 def test_configuration_from_app_config_or_environment():
     assert summarizer_config({}, {}) is None  # the offline summarizer stays the default
     config = summarizer_config({}, {"PLAYGROUND_SUMMARIZER_URL": "http://127.0.0.1:11434/v1/", "PLAYGROUND_SUMMARIZER_MODEL": "llama3.1"})
-    assert config == SummarizerConfig("http://127.0.0.1:11434/v1", "llama3.1", "", 60.0)
+    assert config == SummarizerConfig("http://127.0.0.1:11434/v1", "llama3.1", "", DEFAULT_TIMEOUT)
     app_first = summarizer_config({"SUMMARIZER_URL": "http://127.0.0.1:1234/v1", "SUMMARIZER_MODEL": "qwen", "SUMMARIZER_TIMEOUT": "5"},
                                   {"PLAYGROUND_SUMMARIZER_URL": "http://elsewhere/v1"})
     assert (app_first.base_url, app_first.model, app_first.timeout) == ("http://127.0.0.1:1234/v1", "qwen", 5.0)
@@ -179,11 +204,78 @@ def test_the_play_page_uses_the_configured_endpoint(endpoint):
     assert "The family wants a bag and seats." in json.dumps(sent)
 
 
-def test_a_failing_endpoint_gives_a_502_page_that_says_why():
+def test_a_failing_endpoint_gives_a_502_page_that_keeps_the_address_for_the_log(caplog):
     from webapp import create_app
 
     client = create_app({"TESTING": True, "SUMMARIZER_URL": "http://127.0.0.1:9/v1", "SUMMARIZER_MODEL": "m", "SUMMARIZER_TIMEOUT": "2"}).test_client()
     response = client.get("/play/summary-forgets?call=7")
     assert response.status_code == 502
-    assert "cannot be reached" in response.get_data(as_text=True)
+    page = response.get_data(as_text=True)
+    assert "The summarizer is unavailable right now" in page
+    assert "127.0.0.1:9" not in page and "cannot be reached" not in page  # the visitor sees no internal address
+    assert any("http://127.0.0.1:9/v1/chat/completions cannot be reached" in record.getMessage() for record in caplog.records)
     assert client.get("/play/summary-forgets?call=7&strategy=truncate").status_code == 200
+
+
+def test_the_timeouts_end_before_gunicorn_kills_the_worker():
+    from webapp import gunicorn_config
+
+    assert DEFAULT_TIMEOUT < gunicorn_config.timeout
+    config = {"SUMMARIZER_URL": "http://127.0.0.1:1/v1", "SUMMARIZER_MODEL": "m"}
+    with pytest.raises(SummarizerError, match="gunicorn stops a worker"):
+        summarizer_config({**config, "SUMMARIZER_TIMEOUT": str(gunicorn_config.timeout)}, {})
+
+
+def test_every_call_of_a_page_shares_one_time_budget(endpoint):
+    endpoint.mode = "slow"  # 1.5 s per answer
+    summarizer = OpenAICompatibleSummarizer(SummarizerConfig(endpoint.url, "m", timeout=10))
+    # However many summaries the page needs, they end within the page's budget.
+    with time_budget(0.5), pytest.raises(SummarizerError, match=r"did not answer within 0\.[0-5] s|this page's 0\.5 s for summaries ran out"):
+        play(summarizer)
+
+
+def test_a_failure_is_remembered_instead_of_retried_on_every_page(endpoint, monkeypatch):
+    from webapp.core import remote_summarizer
+
+    endpoint.mode = "error"
+    summarizer = OpenAICompatibleSummarizer(SummarizerConfig(endpoint.url, "m"))
+    for _ in range(3):
+        with pytest.raises(SummarizerError):
+            play(summarizer)
+    assert len(endpoint.requests) == 1
+    later = remote_summarizer.time.monotonic() + FAILURE_MEMORY + 1
+    monkeypatch.setattr(remote_summarizer.time, "monotonic", lambda: later)
+    endpoint.mode = "ok"
+    play(summarizer)  # tried again once the failure is old, and it works
+    assert len(endpoint.requests) == 2
+
+
+def test_the_api_key_never_follows_a_redirect_to_another_origin(endpoint, other_origin):
+    endpoint.mode = "redirect"
+    endpoint.redirect_to = other_origin.url + "/chat/completions"
+    summarizer = OpenAICompatibleSummarizer(SummarizerConfig(endpoint.url, "m", api_key="sk-secret"))
+    with pytest.raises(SummarizerError, match="redirects are not followed"):
+        play(summarizer)
+    assert other_origin.requests == [] and other_origin.gets == []
+    # Told to follow redirects, it goes there, without the key.
+    following = OpenAICompatibleSummarizer(SummarizerConfig(endpoint.url, "m", api_key="sk-secret", follow_redirects=True))
+    with pytest.raises(SummarizerError):
+        play(following)  # the other origin refuses the GET a 302 turns the POST into
+    assert len(other_origin.gets) == 1 and "Authorization" not in other_origin.gets[0]
+
+
+def test_a_failing_summarizer_leaves_out_only_the_summarize_columns(endpoint, caplog):
+    from webapp import create_app
+
+    endpoint.mode = "error"
+    client = create_app({"TESTING": True, "SUMMARIZER_URL": endpoint.url, "SUMMARIZER_MODEL": "m"}).test_client()
+    page = client.get("/compare/summary-forgets?call=7")
+    assert page.status_code == 200
+    assert "The summarize columns are left out: the summarizer is unavailable right now." in page.get_data(as_text=True)
+    data = client.get("/compare/summary-forgets.json?call=7").get_json()
+    assert data["unavailable"] == ["summarize", "summarize+facts"]
+    assert "truncate-drop" in [row["key"] for row in data["strategies"]]
+    csv = client.get("/compare/summary-forgets.csv?call=7").get_data(as_text=True)
+    assert "\ntruncate," in csv and "\nsummarize," not in csv
+    assert endpoint.url not in page.get_data(as_text=True)
+    assert any(endpoint.url in record.getMessage() for record in caplog.records)

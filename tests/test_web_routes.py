@@ -359,3 +359,12 @@ def test_view_state_url_applies_changes_and_keeps_the_rest(app):
         assert query["window"] == ["9000"] and query["price"] == ["2"]
         query = parse_qs(urlsplit(view.url(settings=view.scenario.settings, block="m3")).query)
         assert query["window"] == ["8000"] and query["block"] == ["m3"] and query["call"] == ["3"]
+
+
+def test_vary_names_every_header_that_changes_the_answer(client):
+    for path in ("/", "/play/bike-shop?call=2", "/compare/bike-shop", "/play/bike-shop.json"):
+        vary = {value.strip() for value in client.get(path).headers["Vary"].split(",")}
+        assert {"HX-Request", "HX-Trigger", "HX-History-Restore-Request", "Accept-Language"} <= vary, path
+    french = client.get("/play/bike-shop?lang=fr").headers["Vary"]
+    assert "Accept-Language" not in french  # the URL chose the language
+    assert client.get("/?lang=xx").headers["Vary"].count("Accept-Language") == 1

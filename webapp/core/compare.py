@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .budget import spend
 from .history import Block
+from .remote_summarizer import SummarizerError
 from .replay import Call, Replay, replay
 from .scenarios import Fact, Scenario
 from .settings import STRATEGIES, Settings, SettingsError
@@ -444,6 +445,8 @@ class Comparison:
     settings: Settings
     pricing: Pricing
     columns: list[Column]
+    # Columns whose summarizer failed, with why (for the log): the others still compare.
+    unavailable: dict[str, str] = field(default_factory=dict)
     verdict: Verdict = field(init=False)
 
     def __post_init__(self) -> None:
@@ -470,9 +473,14 @@ def compare(
     counter = get_counter(settings.counter)
     keys = MessageKeys()
     columns = []
+    unavailable = {}
     for variant in variants(settings):
         spend()
-        result = run(scenario, variant)
+        try:
+            result = run(scenario, variant)
+        except SummarizerError as error:
+            unavailable[column_key(variant.strategy, variant.keep_facts)] = str(error)
+            continue
         hits = cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys)
         invalid = {call.number: list(call.problems) for call in result.calls if call.problems}
         last = result.calls[-1] if result.calls else None
@@ -493,7 +501,7 @@ def compare(
                 ),
             )
         )
-    return Comparison(scenario, settings, pricing, columns)
+    return Comparison(scenario, settings, pricing, columns, unavailable)
 
 
 def fact_fates(facts: list[Fact], calls: list[Call]) -> list[FactFate]:
@@ -716,6 +724,8 @@ def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str
         "call": call,
         "call_count": comparison.call_count,
         "strategies": strategies,
+        # Columns left out because the summarizer failed (why is in the server's log).
+        "unavailable": sorted(comparison.unavailable),
         "verdict": {
             "winner": verdict.winner,
             "ties": verdict.ties,

@@ -7,25 +7,40 @@ constraints, and with keep facts, the critical facts word for word. The bill use
 endpoint reports, when it reports it. Results are cached by a hash of everything sent, in a
 bounded least-recently-used cache, so replaying a scenario again (every call of a play page
 replays it) costs no new model call.
+
+A slow or failing endpoint must not take the site down with it. Each call has a timeout, and
+all the calls of one page share a budget (`time_budget`), both below the 30 s after which
+gunicorn kills a worker. A failure is remembered for `FAILURE_MEMORY` seconds: in that time
+the pages that need the endpoint say it is unavailable at once instead of waiting on it again.
+Redirects are not followed unless configured, and the API key never goes to another origin.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
 import threading
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from .summarizer import SUMMARY_HEADER, SummaryResult, instructions, summary_cost
 from .tokens import content_text, tool_call_texts
 
 ENV_PREFIX = "PLAYGROUND_SUMMARIZER_"
-DEFAULT_TIMEOUT = 60.0
+# gunicorn kills a worker whose request runs 30 s (webapp/gunicorn_config.py): one call, and
+# all the calls of one page, must end well before.
+DEFAULT_TIMEOUT = 10.0
+MAX_TIMEOUT = 20.0
+PAGE_BUDGET = 20.0
+FAILURE_MEMORY = 30.0
 DEFAULT_CACHE_SIZE = 256
 # A summary longer than this many characters is cut: a misbehaving model cannot flood the well.
 MAX_SUMMARY_CHARS = 8000
@@ -42,12 +57,14 @@ class SummarizerConfig:
     api_key: str = ""
     timeout: float = DEFAULT_TIMEOUT
     cache_size: int = DEFAULT_CACHE_SIZE
+    follow_redirects: bool = False  # when on, only within the endpoint's own origin keeps the key
 
 
 def summarizer_config(config: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None) -> SummarizerConfig | None:
     """The endpoint to use, from the app's config (SUMMARIZER_URL, SUMMARIZER_MODEL,
-    SUMMARIZER_API_KEY, SUMMARIZER_TIMEOUT) or else the environment (the same names prefixed
-    with PLAYGROUND_); None when no URL is set, which keeps the offline summarizer."""
+    SUMMARIZER_API_KEY, SUMMARIZER_TIMEOUT, SUMMARIZER_FOLLOW_REDIRECTS) or else the
+    environment (the same names prefixed with PLAYGROUND_); None when no URL is set, which
+    keeps the offline summarizer."""
     config = config or {}
     environ = os.environ if environ is None else environ
 
@@ -70,9 +87,59 @@ def summarizer_config(config: Mapping[str, object] | None = None, environ: Mappi
         timeout = float(timeout_text) if timeout_text else DEFAULT_TIMEOUT
     except ValueError:
         raise SummarizerError(f"summarizer timeout {timeout_text!r} is not a number of seconds") from None
-    if not 0 < timeout <= 600:
-        raise SummarizerError(f"summarizer timeout {timeout} must be above 0 and at most 600 seconds")
-    return SummarizerConfig(base_url.rstrip("/"), model, value("API_KEY"), timeout)
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise SummarizerError(
+            f"summarizer timeout {timeout:g} must be above 0 and at most {MAX_TIMEOUT:g} seconds: "
+            "gunicorn stops a worker whose request runs 30 s"
+        )
+    follow = value("FOLLOW_REDIRECTS").lower() in {"1", "true", "yes", "on"}
+    return SummarizerConfig(base_url.rstrip("/"), model, value("API_KEY"), timeout, follow_redirects=follow)
+
+
+# (when the current page must be done by, in time.monotonic(); its budget in seconds), set by
+# the web layer for each request.
+_deadline: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("summarizer_deadline", default=None)
+
+
+def start_time_budget(seconds: float = PAGE_BUDGET) -> contextvars.Token:
+    """From now on, the summarizer calls of this context share `seconds` in all, until
+    `end_time_budget(token)`."""
+    return _deadline.set((time.monotonic() + seconds, seconds))
+
+
+def end_time_budget(token: contextvars.Token) -> None:
+    _deadline.reset(token)
+
+
+@contextlib.contextmanager
+def time_budget(seconds: float = PAGE_BUDGET) -> Iterator[None]:
+    """Every summarizer call made inside shares `seconds` in all."""
+    token = start_time_budget(seconds)
+    try:
+        yield
+    finally:
+        end_time_budget(token)
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Refuses every redirect, or with `follow`, follows them but never carries the API key
+    to another origin (urllib copies every header of the request to the next one)."""
+
+    def __init__(self, follow: bool):
+        self.follow = follow
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if not self.follow:
+            raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}; redirects are not followed", headers, fp)
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and origin(newurl) != origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
 
 
 def transcript_text(blocks) -> str:
@@ -94,12 +161,13 @@ def transcript_text(blocks) -> str:
 class OpenAICompatibleSummarizer:
     """Summarizes with one chat-completions call per compaction; implements `Summarizer`."""
 
-    def __init__(self, config: SummarizerConfig, opener=urllib.request.urlopen):
+    def __init__(self, config: SummarizerConfig, opener=None):
         self.config = config
-        self._open = opener
+        self._open = opener or urllib.request.build_opener(_Redirects(config.follow_redirects)).open
         self._cache: OrderedDict[str, SummaryResult] = OrderedDict()
         self._lock = threading.Lock()
         self.calls_made = 0  # endpoint calls, cache misses only
+        self._failure: tuple[float, str] | None = None  # (until, why), per worker
 
     def request_body(self, *, previous, blocks, facts) -> dict:
         prompt = instructions(facts)
@@ -124,8 +192,18 @@ class OpenAICompatibleSummarizer:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
-        result = self._call(body, previous, blocks, facts, counter)
         with self._lock:
+            failure = self._failure
+        if failure is not None and time.monotonic() < failure[0]:
+            raise SummarizerError(f"{failure[1]} (less than {FAILURE_MEMORY:g} s ago; not retried yet)")
+        try:
+            result = self._call(body, previous, blocks, facts, counter)
+        except SummarizerError as error:
+            with self._lock:
+                self._failure = (time.monotonic() + FAILURE_MEMORY, str(error))
+            raise
+        with self._lock:
+            self._failure = None
             self._cache[key] = result
             while len(self._cache) > self.config.cache_size:
                 self._cache.popitem(last=False)
@@ -137,14 +215,25 @@ class OpenAICompatibleSummarizer:
         if self.config.api_key:
             headers["Authorization"] = f"Bearer {self.config.api_key}"
         request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+        timeout = self.config.timeout
+        budget = _deadline.get()
+        if budget is not None:
+            timeout = min(timeout, budget[0] - time.monotonic())
+            if timeout <= 0:
+                raise SummarizerError(f"summarizer at {url}: this page's {budget[1]:g} s for summaries ran out")
         try:
-            with self._open(request, timeout=self.config.timeout) as response:
+            with self._open(request, timeout=timeout) as response:
                 payload = json.loads(response.read(4_000_000))
         except urllib.error.HTTPError as error:
+            if 300 <= error.code < 400:
+                raise SummarizerError(
+                    f"summarizer at {url} answered HTTP {error.code}, a redirect to {error.headers.get('Location')}; "
+                    f"redirects are not followed unless {ENV_PREFIX}FOLLOW_REDIRECTS is set"
+                ) from None
             detail = error.read(500).decode("utf-8", "replace").strip()
             raise SummarizerError(f"summarizer at {url} answered HTTP {error.code}: {detail or error.reason}") from None
         except TimeoutError:  # socket.timeout is TimeoutError since Python 3.10
-            raise SummarizerError(f"summarizer at {url} did not answer within {self.config.timeout:g} s") from None
+            raise SummarizerError(f"summarizer at {url} did not answer within {timeout:.1f} s") from None
         except urllib.error.URLError as error:
             raise SummarizerError(f"summarizer at {url} cannot be reached: {error.reason}") from None
         except ValueError:

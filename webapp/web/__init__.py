@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flask import Flask, render_template, request
+from flask import Flask, g, render_template, request
 from flask_babel import Babel, format_number
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
@@ -16,7 +16,13 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from ..core.library import SCENARIOS_DIR, user_scenario_folders
-from ..core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
+from ..core.remote_summarizer import (
+    OpenAICompatibleSummarizer,
+    SummarizerError,
+    end_time_budget,
+    start_time_budget,
+    summarizer_config,
+)
 from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
 from ..resources import data_folder
@@ -34,6 +40,9 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
+
+
+VARY_HTMX = ("HX-Request", "HX-Trigger", "HX-History-Restore-Request")
 
 
 def select_locale() -> str:
@@ -111,11 +120,29 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.jinja_env.filters.update(money=money, percent=percent)
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
 
+    @app.before_request
+    def summarizer_budget():
+        # The summaries one page needs share one budget, so a slow endpoint answers with a
+        # message before gunicorn kills the worker.
+        g.summarizer_budget = start_time_budget()
+
+    @app.teardown_request
+    def end_summarizer_budget(error=None):
+        token = g.pop("summarizer_budget", None)
+        if token is not None:
+            end_time_budget(token)
+
     @app.after_request
     def add_headers(response):
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
-        response.vary.add("HX-Request")
+        # Every header that can change the answer: htmx's (a fragment or the full page; which
+        # fragment; a history restore wants the full page), and the browser's languages
+        # unless the URL names a known one.
+        for header in VARY_HTMX:
+            response.vary.add(header)
+        if request.args.get("lang") not in LANGUAGES:
+            response.vary.add("Accept-Language")
         return response
 
     @app.errorhandler(StateError)
@@ -124,8 +151,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     @app.errorhandler(SummarizerError)
     def summarizer_failed(error: SummarizerError):
+        # The endpoint's address and its answer are for the operator's log, not for visitors.
         app.logger.warning("summarizer: %s", error)
-        return error_page(502, [_("The summarizer endpoint failed: %(why)s", why=str(error))])
+        return error_page(502, [_("The summarizer is unavailable right now. Every other strategy still works: pick another one, or try again in a minute.")])
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

@@ -67,7 +67,10 @@ def pricing_params(pricing: Pricing) -> dict[str, str]:
 
 
 def comparison_for(view: ViewState, pricing: Pricing) -> Comparison:
-    return compare(view.scenario, view.settings, pricing, run=current_app.extensions["replay_cache"].get)
+    comparison = compare(view.scenario, view.settings, pricing, run=current_app.extensions["replay_cache"].get)
+    for key, why in comparison.unavailable.items():
+        current_app.logger.warning("summarizer, column %s left out: %s", key, why)
+    return comparison
 
 
 class Links:
