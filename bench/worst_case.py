@@ -10,6 +10,9 @@ request at a time, and a sampler reads each worker's resident memory every half 
     .venv/bin/python bench/worst_case.py                 # N = 2, 4, 8; 30 s each
     .venv/bin/python bench/worst_case.py --n 2 --seconds 20
 
+Then, with --distinct K (default 30), memory: the comparison's CSV of K distinct transcripts of
+about 543 KB each (bench/transcript.py), one after the other, and each worker's peak memory.
+
 Goal (issue 14): the home page's p99 within 5x its idle p99, and memory bounded.
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import statistics
 import sys
 import tempfile
@@ -31,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from bench.hostile_transcripts import long_tool_names  # noqa: E402
 from bench.load import rss_kib, worker_pids  # noqa: E402
 from bench.server import serve  # noqa: E402
+from bench.transcript import generate_transcript  # noqa: E402
 
 REQUEST_TIMEOUT = 120  # past gunicorn's worker timeout: a killed worker shows as a failure
 
@@ -114,11 +119,30 @@ class Phase:
         return self
 
 
+def memory_run(port: int, master: int, count: int) -> None:
+    """The CSV of `count` distinct transcripts of about 543 KB (290 messages), one after the other."""
+    sampler = Phase(port, master, [], 0, 0, Path("/dev/null"))
+    thread = threading.Thread(target=sampler.sampler, daemon=True)
+    thread.start()
+    statuses = []
+    start = time.monotonic()
+    for seed in range(count):
+        text = json.dumps(generate_transcript(290, seed=100 + seed))
+        scenario_id = paste(port, text)
+        statuses.append(timed_request(port, "GET", f"/compare/{scenario_id}.csv")[0])
+    sampler.stop.set()
+    thread.join()
+    peaks = " ".join(f"{kib / 1024:.0f}" for kib in sorted(sampler.peak.values(), reverse=True)[:4])
+    print(f"memory: {count} distinct transcripts of ~{len(text.encode()) // 1000} KB, their CSV one after the other in "
+          f"{time.monotonic() - start:.0f} s; {statuses.count(200)} answered 200; peak MiB per worker: {peaks}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, nargs="+", default=[2, 4, 8], help="costly requests at once, one phase each")
     parser.add_argument("--seconds", type=float, default=30, help="length of each phase")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--distinct", type=int, default=30, help="distinct 543 KB transcripts for the memory run (0: none)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="worst-case-") as folder:
         config = {"TRANSCRIPT_DIR": str(Path(folder) / "transcripts")}
@@ -143,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                 peaks = " ".join(f"{kib / 1024:.0f}" for kib in sorted(phase.peak.values(), reverse=True)[:4])
                 print(f"{n:>3} {statistics.median(phase.home) * 1000:>8.0f}ms {p99 * 1000:>8.0f}ms {p99 / idle_p99:>8.1f}x "
                       f"{phase.home_failed:>10} {len(phase.attacks):>11} {len(ok):>9} {costly_p50:>10} {phase.worker_timeouts:>6} {peaks:>20}")
+            if args.distinct:
+                memory_run(port, master.pid, args.distinct)
         print("killed: workers gunicorn killed for passing its timeout. Peak MiB: the largest resident memory "
               "of the (at most 4 largest) workers seen in the phase.")
     return 0
