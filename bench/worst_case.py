@@ -139,7 +139,7 @@ def memory_run(port: int, master: int, count: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, nargs="+", default=[2, 4, 8], help="costly requests at once, one phase each")
+    parser.add_argument("--n", type=int, nargs="*", default=[2, 4, 8], help="costly requests at once, one phase each (none: only the memory run)")
     parser.add_argument("--seconds", type=float, default=30, help="length of each phase")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--distinct", type=int, default=30, help="distinct 543 KB transcripts for the memory run (0: none)")
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         config = {"TRANSCRIPT_DIR": str(Path(folder) / "transcripts")}
         log = Path(folder) / "gunicorn.log"
         with serve(workers=args.workers, config=config, error_log=str(log)) as (port, master):
-            ids = [paste(port, long_tool_names(seed=seed)) for seed in range(max(args.n))]
+            ids = [paste(port, long_tool_names(seed=seed)) for seed in range(max(args.n, default=0))]
             idle = Phase(port, master.pid, [], min(args.seconds, 10), 0, log).run()
             idle_p99 = percentile(idle.home, 0.99)
             print(f"gunicorn, {args.workers} sync workers, 127.0.0.1:{port}; costly request: /compare/<id>.csv on a "
