@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import time
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,7 @@ link (`/play/t-<hash>`) that replays it with every strategy, setting and panel."
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from flask_babel import format_date, format_number
@@ -27,7 +27,7 @@ def missing_transcript(name: str) -> StateError:
         problem = _(
             "The transcript %(name)s was removed on %(date)s to make room for newer ones. Paste it again: it gets the same link back.",
             name=name,
-            date=format_date(datetime.fromtimestamp(removed, timezone.utc)),
+            date=format_date(datetime.fromtimestamp(removed, UTC)),
         )
     else:
         problem = _("No transcript was ever stored as %(name)s on this server. Check the link, or paste the transcript again.", name=name)
