@@ -9,6 +9,7 @@ request at a time, and a sampler reads each worker's resident memory every half 
 
     .venv/bin/python bench/worst_case.py                 # N = 2, 4, 8; 30 s each
     .venv/bin/python bench/worst_case.py --n 2 --seconds 20
+    .venv/bin/python bench/worst_case.py --production    # with the threads and limits of `serve`
 
 Then, with --distinct K (default 30), memory: the comparison's CSV of K distinct transcripts of
 about 543 KB each (bench/transcript.py), one after the other, and each worker's peak memory.
@@ -142,16 +143,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, nargs="*", default=[2, 4, 8], help="costly requests at once, one phase each (none: only the memory run)")
     parser.add_argument("--seconds", type=float, default=30, help="length of each phase")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--production", action="store_true", help="serve with webapp/gunicorn_config.py (threads) instead of plain sync workers")
     parser.add_argument("--distinct", type=int, default=30, help="distinct 543 KB transcripts for the memory run (0: none)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="worst-case-") as folder:
         config = {"TRANSCRIPT_DIR": str(Path(folder) / "transcripts")}
         log = Path(folder) / "gunicorn.log"
-        with serve(workers=args.workers, config=config, error_log=str(log)) as (port, master):
+        with serve(workers=args.workers, config=config, error_log=str(log), production=args.production) as (port, master):
             ids = [paste(port, long_tool_names(seed=seed)) for seed in range(max(args.n, default=0))]
             idle = Phase(port, master.pid, [], min(args.seconds, 10), 0, log).run()
             idle_p99 = percentile(idle.home, 0.99)
-            print(f"gunicorn, {args.workers} sync workers, 127.0.0.1:{port}; costly request: /compare/<id>.csv on a "
+            kind = "workers as webapp/gunicorn_config.py sets them" if args.production else "sync workers"
+            print(f"gunicorn, {args.workers} {kind}, 127.0.0.1:{port}; costly request: /compare/<id>.csv on a "
                   f"333-request transcript with 2,760-letter tool names; {args.seconds:g} s per phase.")
             print(f"idle: home page p50 {statistics.median(idle.home) * 1000:.0f} ms, p99 {idle_p99 * 1000:.0f} ms "
                   f"({len(idle.home)} requests); workers {', '.join(f'{kib / 1024:.0f}' for kib in idle.peak.values())} MiB")
