@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_malformed_scenarios import BROKEN
-from webapp.web.compare import PRICING_PARAMS
-from webapp.web.viewstate import SETTING_PARAMS
+from webapp.web.state import PRICING_PARAMS
+from webapp.web.state import SETTING_PARAMS
 
 HX = {"HX-Request": "true"}
 

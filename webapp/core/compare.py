@@ -266,11 +266,13 @@ def parse_pricing(values: dict[str, object]) -> Pricing:
     try:
         return Pricing(**given)
     except ValidationError as error:
-        problems = []
+        problems, bad = [], []
         for item in error.errors():
             name = str(item["loc"][0]) if item["loc"] else "pricing"
             problems.append(f"{name}: got {item.get('input')!r}, expected {PRICING_ACCEPTS.get(name, item['msg'])}")
-        raise SettingsError(problems) from None
+            if name in PRICING_ACCEPTS:
+                bad.append((name, item.get("input")))
+        raise SettingsError(problems, bad if len(bad) == len(problems) else None) from None
 
 
 @dataclass(frozen=True)

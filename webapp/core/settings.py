@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -122,23 +122,30 @@ ACCEPTED_NUMBERS = {
 }
 
 
+# Fields whose accepted values are a list of names rather than their type's.
 CHOICES = {"strategy": tuple(STRATEGIES), "counter": COUNTER_NAMES, "keep_unit": tuple(KEEP_UNITS)}
 FLAGS = ("keep_facts", "clear_tool_inputs")
 
 
-def accepted_message(field: str) -> tuple[str, dict[str, Any]]:
-    """What a field accepts, as a catalog message and its values."""
+def accepted_message(field: str, model: type[BaseModel] | None = None) -> tuple[str, dict[str, Any]]:
+    """What a field of `model` (the settings, or another model such as the pricing) accepts,
+    as a catalog message and its values, read from the field's own type and bounds."""
     if field in CHOICES:
         return N_("one of %(values)s"), {"values": ", ".join(CHOICES[field])}
     if field in FLAGS:
         return N_("on or off (1/0, true/false)"), {}
     if field == "exclude_tools":
         return N_("tool names separated by commas (letters, digits, _ . : -)"), {}
-    info = Settings.model_fields[field]
+    info = (model or Settings).model_fields[field]
+    kind = info.annotation
+    if get_origin(kind) is Literal:
+        return N_("one of %(values)s"), {"values": ", ".join(map(str, get_args(kind)))}
+    if kind is bool:
+        return N_("on or off (1/0, true/false)"), {}
     bounds = {type(m).__name__: m for m in info.metadata}
     low = bounds.get("Ge") or bounds.get("Gt")
     side = "above" if "Gt" in bounds else "from"
-    message = ACCEPTED_NUMBERS[(info.annotation is int, side)]
+    message = ACCEPTED_NUMBERS[(kind is int, side)]
     return message, {"low": getattr(low, "ge", getattr(low, "gt", None)), "high": bounds["Le"].le}
 
 

@@ -30,7 +30,7 @@ from .delivery import install_delivery
 from .languages import html_lang, language_links, money, percent
 from .limits import install_limits
 from .replays import ReplayCache
-from .viewstate import StateError
+from .state import StateError
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (

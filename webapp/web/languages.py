@@ -23,22 +23,18 @@ def html_lang(code: str | None = None) -> str:
     return HTML_TAGS.get(code, code)
 
 
-def language_links() -> list[dict]:
-    """The current page in each language: the same path and query, only `lang` changed."""
+def language_links(state=None, endpoint: str | None = None) -> list[dict]:
+    """The current page in each language: the page state's URL with only `lang` changed, or
+    on a page without one the same path and query."""
     current = str(get_locale())
     links = []
     for code in LANGUAGES:
-        query = [(name, value) for name, value in request.args.items(multi=True) if name != "lang"]
-        query.append(("lang", code))
-        links.append(
-            {
-                "code": code,
-                "tag": html_lang(code),
-                "name": LANGUAGE_NAMES[code],
-                "url": f"{request.path}?{urlencode(query)}",
-                "current": code == current,
-            }
-        )
+        if state is not None:
+            url = state.url(endpoint or request.endpoint, lang=code)
+        else:
+            query = [(name, value) for name, value in request.args.items(multi=True) if name != "lang"]
+            url = f"{request.path}?{urlencode([*query, ('lang', code)])}"
+        links.append({"code": code, "tag": html_lang(code), "name": LANGUAGE_NAMES[code], "url": url, "current": code == current})
     return links
 
 

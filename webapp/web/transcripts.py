@@ -11,7 +11,7 @@ from flask_babel import gettext as _
 
 from ..core.scenarios import LANGUAGES, ScenarioError
 from ..core.transcript_store import TranscriptNotText, TranscriptStore, TranscriptTooLarge, client_key
-from .viewstate import StateError
+from .state import PageState, StateError
 
 blueprint = Blueprint("transcripts", __name__)
 
@@ -77,7 +77,7 @@ def create():
         return form_page([("", _("The file is not UTF-8 text: upload the JSON file itself."))], "", 400)
     except ScenarioError as error:
         return form_page(error.problems, text if text is not None else data.decode("utf-8-sig"), 400)
-    return redirect(url_for("web.play", scenario_id=scenario.id, lang=wanted), code=303)
+    return redirect(PageState.first(scenario, lang=wanted).url(), code=303)
 
 
 def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", status: int = 200):

@@ -18,7 +18,7 @@ from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
-from .viewstate import SPEEDS, StateError, ViewState, read_view
+from .state import SPEEDS, PageState, StateError, read_state
 from .well import block_label, draw, last_seen, tool_names
 
 web = Blueprint("web", __name__)
@@ -30,7 +30,7 @@ FRAGMENT_BLOCKS = [
 ]
 
 
-def replay_for(view: ViewState) -> Replay:
+def replay_for(view: PageState) -> Replay:
     return current_app.extensions["replay_cache"].get(view.scenario, view.settings)
 
 
@@ -42,7 +42,7 @@ def home():
 
 @web.route("/play/<scenario_id>")
 def play(scenario_id: str):
-    view = read_view(scenario_id, request.args)
+    view = read_state(scenario_id, request.args)
     result = replay_for(view)
     context = play_context(view, result)
     if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
@@ -51,13 +51,13 @@ def play(scenario_id: str):
         # swapping it would throw away what the user is typing in its next field.
         if request.headers.get("HX-Trigger") != "controls":
             blocks.append("controls")
-        return render_blocks("play.html", blocks, oob=True, **context)
+        return pushed(render_blocks("play.html", blocks, oob=True, **context), view)
     return render_template("play.html", oob=False, **context)
 
 
 @web.route("/play/<scenario_id>.json")
 def play_json(scenario_id: str):
-    view = read_view(scenario_id, request.args)
+    view = read_state(scenario_id, request.args)
     result = replay_for(view)
     call = result.calls[view.call - 1]
     return jsonify(
@@ -77,7 +77,13 @@ def play_json(scenario_id: str):
     )
 
 
-def play_context(view: ViewState, result: Replay) -> dict:
+def pushed(body: str, view: PageState):
+    """An HTMX answer that puts the state's own URL in the address bar: a form sends every
+    field, defaults too, and the link to share is the short one."""
+    return body, {"HX-Push-Url": view.url(request.endpoint)}
+
+
+def play_context(view: PageState, result: Replay) -> dict:
     call = result.calls[view.call - 1]
     lang = str(get_locale())
     selected = None
@@ -157,7 +163,7 @@ class Bill:
     summarizer_output: int
 
 
-def bill(view: ViewState, result: Replay, call: Call) -> Bill:
+def bill(view: PageState, result: Replay, call: Call) -> Bill:
     previous = result.calls[call.number - 2] if call.number > 1 else None
     increments = []
     total = 0

@@ -1,0 +1,271 @@
+"""The page state: everything a page shows, read from its URL and written back into links.
+
+One `PageState` holds the state of the play page, the comparison panel and their JSON and
+download twins: the scenario (in the path), the call, the replay settings, the bill's pricing,
+the selected block, autoplay and its speed, and the language. `read_state` parses a query
+string into it, or raises `StateError` (400 with one readable line per bad parameter, in the
+page's language, or 404); `PageState.url` writes it back, with changes, leaving out every
+value that is its default, so a link reads `/play/bike-shop?call=5`. Every link, form and
+hidden field of those pages is written from here, so no page spells a parameter by hand.
+
+One set of defaults: the replay settings default to the scenario's own (`Scenario.settings`),
+the pricing to `Pricing()` in the core, which the command line and the JSON twins use too;
+the page's own parameters to the defaults of the fields below.
+
+Adding a URL parameter is a change in one place:
+- a replay setting: add the field to `Settings` (webapp/core/settings.py), with its type and
+  bounds; it is then read, checked (its 400 message says what it accepts), written into
+  every link and carried by every form's hidden fields. Offer it in a form by adding its
+  input to templates/_settings_fields.html.
+- a pricing value: add the field to `Pricing` in the core, likewise.
+- anything else the page shows (a view mode, a zoom): add one field to `PageState` below with
+  its default and `metadata=param(reader)`, where the reader turns the URL's text into the
+  value or raises `Refused`. `flag`, `one_of` and `whole` cover most needs, e.g.
+  `projector: bool = field(default=False, metadata=param(flag))`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Mapping
+from urllib.parse import urlencode
+
+from flask import current_app, url_for
+from flask_babel import gettext as _
+from pydantic import BaseModel
+
+from ..core.compare import Pricing, parse_pricing
+from ..core.scenarios import ID_PATTERN, LANGUAGES, Scenario
+from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, parse_settings
+
+SPEEDS = {"0.5": 4000, "1": 2200, "2": 1100}  # autoplay speed -> milliseconds per call
+BLOCK_ID = re.compile(r"^(floor|[ms][0-9]{1,6})$")
+PRICING = Pricing()  # the bill's defaults, the same as the command line's
+
+
+class StateError(Exception):
+    """A URL that names no page (404) or a bad value (400), with what was wrong and what is
+    accepted."""
+
+    def __init__(self, status: int, problems: list[str]):
+        self.status = status
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+class Refused(ValueError):
+    """A parameter's text that its reader does not accept; `accepted` says what it would."""
+
+    def __init__(self, accepted: str):
+        self.accepted = accepted
+        super().__init__(accepted)
+
+
+def _accepted(message: str, **values: Any) -> str:
+    return _(message) % values if values else _(message)
+
+
+def flag(text: str, scenario: Scenario) -> bool:
+    if text in {"0", "false", "off"}:
+        return False
+    if text in {"1", "true", "on"}:
+        return True
+    raise Refused(_accepted("on or off (1/0, true/false)"))
+
+
+def one_of(*choices: str) -> Callable[[str, Scenario], str]:
+    def read(text: str, scenario: Scenario) -> str:
+        if text not in choices:
+            raise Refused(_accepted("one of %(values)s", values=", ".join(choices)))
+        return text
+
+    return read
+
+
+def whole(low: int, high: Callable[[Scenario], int]) -> Callable[[str, Scenario], int]:
+    """A whole number from `low` to `high(scenario)`."""
+
+    def read(text: str, scenario: Scenario) -> int:
+        top = high(scenario)
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= top:
+            raise Refused(_accepted(ACCEPTED_NUMBERS[(True, "from")], low=low, high=top))
+        return value
+
+    return read
+
+
+def block_id(text: str, scenario: Scenario) -> str:
+    if not BLOCK_ID.match(text):
+        raise Refused(_("a block id such as m3, s1 or floor"))
+    return text
+
+
+def param(read: Callable[[str, Scenario], Any]) -> dict:
+    """Field metadata that makes a `PageState` field a URL parameter of the same name."""
+    return {"read": read}
+
+
+@dataclass(frozen=True)
+class PageState:
+    """The whole state of a page. Fields with `param` metadata are URL parameters of the same
+    name; `settings` and `pricing` spread their own fields into the URL. The field order is
+    the parameters' order in a URL."""
+
+    scenario: Scenario
+    call: int = field(default=1, metadata=param(whole(1, lambda scenario: scenario.call_count)))
+    settings: Settings = field(default_factory=Settings)
+    pricing: Pricing = PRICING
+    block: str | None = field(default=None, metadata=param(block_id))
+    play: bool = field(default=False, metadata=param(flag))
+    speed: str = field(default="1", metadata=param(one_of(*SPEEDS)))
+    lang: str | None = field(default=None, metadata=param(one_of(*LANGUAGES)))
+
+    @classmethod
+    def first(cls, scenario: Scenario, **changes: Any) -> PageState:
+        """The state a scenario opens in: its own settings, at its first call."""
+        return cls(scenario, settings=scenario.settings).but(**changes)
+
+    @property
+    def delay_ms(self) -> int:
+        return SPEEDS[self.speed]
+
+    @property
+    def price(self) -> float:
+        """Dollars per million input tokens, for the play page's bill."""
+        return self.pricing.price
+
+    def but(self, **changes: Any) -> PageState:
+        """This state with `changes`, each named as its URL parameter (call=…, strategy=…,
+        cache=…, block=None…), or `settings=` / `pricing=` whole."""
+        settings_changes = {name: changes.pop(name) for name in list(changes) if name in Settings.model_fields}
+        pricing_changes = {name: changes.pop(name) for name in list(changes) if name in Pricing.model_fields}
+        state = replace(self, **changes) if changes else self
+        if settings_changes:
+            state = replace(state, settings=state.settings.model_copy(update=settings_changes))
+        if pricing_changes:
+            state = replace(state, pricing=state.pricing.model_copy(update=pricing_changes))
+        return state
+
+    def params(self, **changes: Any) -> dict[str, str]:
+        """The URL parameters of this state with `changes`, defaults left out."""
+        state = self.but(**changes) if changes else self
+        out: dict[str, str] = {}
+        for each in fields(PageState):
+            value = getattr(state, each.name)
+            if each.name == "settings":
+                out.update(_differences(value, state.scenario.settings))
+            elif each.name == "pricing":
+                out.update(_differences(value, PRICING))
+            elif "read" in each.metadata and value != each.default:
+                out[each.name] = _text(value)
+        return out
+
+    def url(self, endpoint: str = "web.play", **changes: Any) -> str:
+        """The URL of this state (with `changes`) on `endpoint`, defaults left out."""
+        path = url_for(endpoint, scenario_id=self.scenario.id)
+        query = urlencode(self.params(**changes))
+        return f"{path}?{query}" if query else path
+
+    def hidden(self, *shown: str, **changes: Any) -> list[tuple[str, str]]:
+        """(name, value) of the hidden fields a form needs to keep this state: every
+        parameter that differs from its default, except the fields the form shows itself."""
+        return [(name, value) for name, value in self.params(**changes).items() if name not in shown]
+
+
+def _differences(model: BaseModel, defaults: BaseModel) -> dict[str, str]:
+    return {
+        name: _text(value)
+        for name, value in model.model_dump().items()
+        if value != getattr(defaults, name)
+    }
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+PAGE_PARAMS = tuple(each.name for each in fields(PageState) if "read" in each.metadata)
+SETTING_PARAMS = tuple(Settings.model_fields)
+PRICING_PARAMS = tuple(Pricing.model_fields)
+URL_PARAMS = (*PAGE_PARAMS, *SETTING_PARAMS, *PRICING_PARAMS)
+
+
+def find_scenario(scenario_id: str) -> Scenario:
+    """A scenario of the app's library by id, or StateError 404."""
+    library = current_app.extensions["scenario_library"]
+    if not re.match(ID_PATTERN, scenario_id):
+        raise StateError(
+            404,
+            [_("No scenario is named %(name)r: a scenario id has lowercase letters, digits and dashes only.", name=scenario_id)],
+        )
+    scenario = library.get(scenario_id)
+    if scenario is None and scenario_id.startswith("t-"):
+        scenario = current_app.extensions["transcript_store"].load(scenario_id)
+        if scenario is None:
+            from .transcripts import missing_transcript
+
+            raise missing_transcript(scenario_id)
+    if scenario is None:
+        known = ", ".join(library.scenarios) or _("none")
+        raise StateError(404, [_("No scenario is named %(name)r. Scenarios: %(known)s.", name=scenario_id, known=known)])
+    return scenario
+
+
+def read_state(scenario_id: str, args: Mapping[str, Any]) -> PageState:
+    """The page state a URL names: the scenario by id, the rest from the query args.
+
+    An empty value means the default. A repeated parameter takes its last value, so that a
+    form can send a hidden "0" before a checkbox's "1". Every bad parameter is reported at
+    once.
+    """
+    scenario = find_scenario(scenario_id)
+    values = {name: _last(args, name) for name in URL_PARAMS}
+    problems: list[str] = []
+    settings = scenario.settings
+    try:
+        settings = parse_settings({name: values[name] for name in SETTING_PARAMS}, scenario.settings)
+    except SettingsError as error:
+        problems += [problem(name, got, Settings) for name, got in error.bad] or error.problems
+    pricing = PRICING
+    try:
+        pricing = parse_pricing({name: values[name] for name in PRICING_PARAMS})
+    except SettingsError as error:
+        problems += [problem(name, got, Pricing) for name, got in error.bad] or error.problems
+    page: dict[str, Any] = {}
+    for each in fields(PageState):
+        text = values.get(each.name)
+        if "read" not in each.metadata or text is None:
+            continue
+        try:
+            page[each.name] = each.metadata["read"](text, scenario)
+        except Refused as refused:
+            problems.append(_refusal(each.name, text, refused.accepted))
+    if problems:
+        raise StateError(400, problems)
+    return PageState(scenario, settings=settings, pricing=pricing, **page)
+
+
+def problem(name: str, got: Any, model: type[BaseModel] = Settings) -> str:
+    """A bad setting or price in the page's language: what it got and what it accepts."""
+    message, values = accepted_message(name, model)
+    return _refusal(name, got, _(message) % values)
+
+
+def _refusal(name: str, got: Any, accepted: str) -> str:
+    return _("%(name)s: got %(got)r, expected %(accepted)s", name=name, got=got, accepted=accepted)
+
+
+def _last(args: Mapping[str, Any], name: str) -> str | None:
+    getlist = getattr(args, "getlist", None)
+    items = getlist(name) if getlist else ([args[name]] if name in args else [])
+    value = items[-1].strip() if items else ""
+    return value or None
