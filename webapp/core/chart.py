@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .compare import Column, Comparison, label
+from .well import HEADROOM, block_kind
 
 # Dash patterns (SVG stroke-dasharray) and marker shapes, in the order lines are drawn.
 DASHES = ("", "8 4", "2 3", "10 3 2 3", "4 4", "12 4 2 4 2 4", "1 5")
@@ -227,11 +228,6 @@ class SmallWell:
     cut: bool  # the request is taller than the picture
 
 
-# Headroom drawn above the rim, as a share of the window: enough to see an overflow, not so
-# much that one runaway strategy shrinks every other well to a sliver.
-HEADROOM = 0.6
-
-
 def small_well(comparison: Comparison, column: Column, call: int, width: int = 56, height: int = 150) -> SmallWell:
     """The request of `column` at `call` as a stack of bricks, floor first, on a scale shared by
     every column (the window plus room for overflows), so that wells side by side compare at
@@ -250,7 +246,7 @@ def small_well(comparison: Comparison, column: Column, call: int, width: int = 5
     bricks = []
     y = bottom
     parts = [("floor", "floor", "floor", result.floor_tokens)]
-    parts += [(b.id, "summary" if b.state == "summary" else b.role, b.state, result.block_tokens(b)) for b in at.blocks]
+    parts += [(b.id, block_kind(b), b.state, result.block_tokens(b)) for b in at.blocks]
     for brick_id, kind, state, tokens in parts:
         h = size(tokens)
         y -= h

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import wraps
+from typing import Any, Callable, TypeVar
 
 from .budget import spend
 from .history import TOOL_RESULT_ROLES, Block, keep_start, searchable
@@ -161,6 +162,9 @@ class Replay:
     warnings: list[str]
     # The same warnings as (message, numbers), so the web can say them in the reader's language.
     notices: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+    # What views derive from the whole replay, by the function that derives it (`per_replay`):
+    # a replay never changes once made, so each is computed once, not on every step.
+    derived: dict[Callable, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def request_count(self) -> int:
@@ -195,6 +199,24 @@ class Replay:
             if item.id not in sent:
                 gone.append(item.id)
         return gone
+
+
+Derived = TypeVar("Derived")
+
+
+def per_replay(function: Callable[[Replay], Derived]) -> Callable[[Replay], Derived]:
+    """`function(replay)`, computed once per replay and kept on it (two threads may both
+    compute it the first time; they get equal values)."""
+
+    @wraps(function)
+    def cached(replay: Replay) -> Derived:
+        try:
+            return replay.derived[function]
+        except KeyError:
+            value = replay.derived[function] = function(replay)
+            return value
+
+    return cached
 
 
 def fact_statuses(facts: list[Fact], prefix: Sequence[Message], blocks: list[Block] | tuple[Block, ...], call: int) -> list[FactStatus]:

@@ -19,7 +19,8 @@ from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
 from .state import SPEEDS, PageState, StateError, read_state
-from .well import block_label, draw, last_seen, tool_names
+from ..core.well import block_kind, latest_version, tool_names
+from .well import block_label, draw
 
 web = Blueprint("web", __name__)
 
@@ -325,13 +326,13 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
             "images": [],
         }
     current = {b.id: b for b in call.blocks}
-    block = current.get(block_id) or last_seen(result, number).get(block_id)
+    block = current.get(block_id) or latest_version(result, block_id, number)
     if block is None:
         known = any(item.id == block_id for item in result.scenario.script) or block_id.startswith("s")
         if not known:
             raise StateError(400, [_("block: got %(got)r, this scenario has no such block", got=block_id)])
         return {"id": block_id, "label": block_id, "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}
-    kind, label = block_label(block, tool_names(result))
+    kind, label = block_kind(block), block_label(block, tool_names(result))
     calls = [
         f"{(c.get('function') or {}).get('name', '')}({(c.get('function') or {}).get('arguments', '')})"
         for c in block.message.get("tool_calls") or []

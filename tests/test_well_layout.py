@@ -1,0 +1,127 @@
+"""The well's pure layout (webapp/core/well.py), without Flask: a picture that is a measurement,
+the hammer where compaction struck, traces where messages were dropped, labels that never
+overlap, and what a replay derives once."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from webapp.core.library import open_scenario
+from webapp.core.replay import replay
+from webapp.core.well import (
+    HEADROOM,
+    LABEL_GAP,
+    WELL_H,
+    Shape,
+    first_version,
+    latest_version,
+    layout,
+    place_labels,
+    scale_of,
+    tool_names,
+)
+
+BIKE = open_scenario("bike-shop")
+LONG = open_scenario("long-haul")
+
+
+def run(scenario, **changes):
+    return replay(scenario, scenario.settings.model_copy(update=changes))
+
+
+def test_heights_are_tokens_on_one_scale_for_every_call():
+    result = run(BIKE)
+    scale, _ = scale_of(result)
+    assert scale == pytest.approx(WELL_H / result.settings.window)
+    rims = set()
+    for number in range(1, len(result.calls) + 1):
+        well = layout(result, number)
+        rims.add(well.rim_y)
+        call = result.calls[number - 1]
+        blocks = [shape for shape in well.shapes if shape.kind != "floor"]
+        assert [shape.id for shape in blocks] == [block.id for block in call.blocks]
+        for shape in blocks:
+            assert shape.height == pytest.approx(result.block_tokens(shape.block) * scale)
+        # stacked without gaps, floor first, from the bottom up
+        for below, above in zip(well.shapes, well.shapes[1:]):
+            assert above.y + above.height == pytest.approx(below.y)
+        assert well.shapes[0].y + well.shapes[0].height == pytest.approx(well.bottom_y)
+        assert well.threshold_y == pytest.approx(well.bottom_y - result.settings.limit * scale)
+    assert len(rims) == 1  # stepping never rescales the picture
+
+
+def test_headroom_above_the_rim_is_bounded():
+    result = run(LONG, strategy="none")
+    scale, headroom = scale_of(result)
+    assert max(call.tokens for call in result.calls) > result.settings.window * (1 + HEADROOM)
+    assert headroom == pytest.approx(result.settings.window * HEADROOM * scale)
+
+
+def test_the_hammer_strikes_on_the_compaction_call_only():
+    result = run(BIKE)
+    wells = {number: layout(result, number) for number in range(1, 7)}
+    assert [number for number, well in wells.items() if well.animated] == [5]
+    hit = wells[5]
+    truncated = next(shape for shape in hit.shapes if shape.state == "truncated")
+    assert hit.hammer_y == pytest.approx(truncated.y)
+    assert truncated.was == pytest.approx(result.block_tokens(first_version(result, truncated.id)))
+    assert truncated.was > truncated.tokens
+    assert hit.ghosts and hit.before_y < hit.stack_top_y  # the stack stood higher before
+    assert not any(shape.arriving for shape in hit.shapes)  # the hammer call settles, nothing falls
+    sent_before = {block.id for block in result.calls[4].blocks}
+    assert [shape.id for shape in wells[6].shapes if shape.arriving] == [b.id for b in result.calls[5].blocks if b.id not in sent_before]
+
+
+def test_dropped_messages_leave_a_trace_with_their_tokens():
+    result = run(BIKE, strategy="drop")
+    well = layout(result, 5)
+    assert [trace.ids for trace in well.traces] == [["m2", "m3", "m4"]]
+    expected = sum(result.block_tokens(latest_version(result, i, 5)) for i in ("m2", "m3", "m4"))
+    assert well.traces[0].tokens == pytest.approx(expected)
+    assert well.hammer_y == pytest.approx(well.traces[0].y)
+
+
+def test_keep_zone_spans_the_protected_requests():
+    result = run(BIKE)
+    call = result.calls[4]
+    well = layout(result, 5)
+    kept = [shape for shape in well.shapes[1:] if shape.in_keep]
+    assert [shape.id for shape in kept] == [block.id for block in call.blocks[call.keep_start :]]
+    assert well.keep_top == pytest.approx(well.stack_top_y)
+    assert well.keep_bottom == pytest.approx(kept[0].y + kept[0].height)
+
+
+def test_labels_never_overlap_and_the_selected_block_keeps_its_label():
+    result = run(LONG)
+    for number in (1, 20, 40, 64):
+        chosen = result.calls[number - 1].blocks[0].id
+        well = layout(result, number, selected=chosen)
+        placed = sorted(item.label_y for item in [*well.shapes, *well.traces] if item.label_y is not None)
+        assert all(b - a >= LABEL_GAP - 1e-9 for a, b in zip(placed, placed[1:]))
+        assert well.unlabelled == sum(1 for shape in well.shapes if shape.label_y is None)
+        assert next(shape for shape in well.shapes if shape.id == chosen).label_y is not None
+        assert [shape.id for shape in well.shapes if shape.selected] == [chosen]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 500), st.floats(0.1, 40)), max_size=60))
+def test_placed_labels_stay_in_bounds_apart_and_in_order(boxes):
+    shapes = [Shape(f"m{i}", "user", "original", 1, False, y, h) for i, (y, h) in enumerate(boxes)]
+    unlabelled = place_labels(shapes, top=8, bottom=530)
+    placed = [shape for shape in shapes if shape.label_y is not None]
+    assert unlabelled == len(shapes) - len(placed)
+    ys = [shape.label_y for shape in sorted(placed, key=lambda shape: -shape.mid)]
+    assert all(8 - 1e-9 <= y <= 530 + 1e-9 for y in ys)
+    assert all(a - b >= LABEL_GAP - 1e-9 for a, b in zip(ys, ys[1:]))  # bottom-up, never closer
+
+
+def test_versions_follow_a_block_through_the_replay():
+    result = run(BIKE)
+    assert latest_version(result, "m3", 4).state == "original"
+    assert latest_version(result, "m3", 5).state == "truncated"
+    assert first_version(result, "m3").state == "original"
+    assert latest_version(result, "m9", 1) is None  # not in the history yet
+    assert tool_names(result)  # every tool call id named
+    assert tool_names(result) is tool_names(result)  # derived once per replay
