@@ -9,16 +9,9 @@ import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from webapp.cli import main
-from webapp.core.compare import (
-    CACHE_MODELS,
-    Pricing,
-    cache_hits,
-    compare,
-    comparison_json,
-    describe,
-    parse_pricing,
-    variants,
-)
+from webapp.core.cache import CACHE_MODELS, cache_hits
+from webapp.core.compare import compare, comparison_json, english, variants, verdict_notices
+from webapp.core.pricing import Pricing, parse_pricing
 from webapp.core.history import Block
 from webapp.core.library import open_scenario
 from webapp.core.replay import replay
@@ -344,7 +337,7 @@ def test_a_strategy_that_breaks_pairs_by_design_is_never_the_advice_even_when_it
     assert naive.sound  # on this chat its drops happened to keep every pair whole
     assert comparison.verdict.winner != "naive-drop"
     assert comparison.verdict.faults["naive-drop"] == [("by_luck", {})]
-    assert any("by luck" in line for line in describe(comparison))
+    assert any("by luck" in line for line in english(verdict_notices(comparison)))
 
 
 def test_breakpoint_caching_makes_the_uncompacted_chat_cheapest_on_the_bike_shop():
@@ -433,3 +426,15 @@ def test_on_any_chat_every_column_agrees_with_the_engine_and_the_cache_stays_wit
             assert column.valid_requests, column.invalid
     if comparison.verdict.winner is not None:
         assert comparison.column(comparison.verdict.winner).sound
+
+
+def test_the_verdict_is_data_each_reader_words():
+    from webapp.core.compare import Dollars, Name
+
+    comparison = compare(open_scenario("bike-shop"))
+    (message, values), *rest = verdict_notices(comparison)[0]
+    winner = comparison.column(comparison.verdict.winner)
+    assert values["name"] == Name(winner.strategy, winner.keep_facts)
+    assert isinstance(values["cost"], Dollars) and values["cost"] == winner.bill.cost
+    assert values["sent"] == winner.sent_total  # a number, formatted by the reader
+    assert english(verdict_notices(comparison))[0].startswith(f"Cheapest safe choice: {winner.key}, ${winner.bill.cost:.4f} for {winner.sent_total:,} tokens")

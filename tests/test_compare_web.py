@@ -10,7 +10,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from webapp.core.compare import Pricing, compare
+from webapp.core.compare import compare
+from webapp.core.pricing import Pricing
 from webapp.core.library import open_scenario
 from webapp.core.replay import replay
 

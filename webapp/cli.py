@@ -8,8 +8,9 @@ import json
 import os
 import sys
 
-from .core.compare import Comparison, check_call, compare, comparison_json, describe, parse_pricing, summary_row
+from .core.compare import Comparison, check_call, compare, comparison_json, english, summary_row, verdict_notices
 from .core.library import open_scenario, scenario_library
+from .core.pricing import parse_pricing
 from .core.replay import Replay, replay
 from .core.scenarios import ScenarioError
 from .core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
@@ -215,5 +216,5 @@ def comparison_table(comparison: Comparison, call: int) -> str:
             f"{row['cached_total']:>8,} {row['bill_usd']:>8.4f} {row['compactions']:>7} {row['overflows']:>8} "
             f"{summarizer:>11}  {'yes' if row['valid_requests'] else 'NO':<5}  {row['facts_lost'] or '-'}"
         )
-    lines += ["", "verdict:"] + [f"  {line}" for line in describe(comparison)]
+    lines += ["", "verdict:"] + [f"  {line}" for line in english(verdict_notices(comparison))]
     return "\n".join(read_as_lines(comparison.scenario, s.counter) + lines)

@@ -5,294 +5,26 @@ One replay per strategy (and one more with "keep facts" for each strategy that s
 every figure below is read from those replays, never recomputed by another route, so the
 comparison always agrees with the engine.
 
-Prompt caching
---------------
-Providers bill the part of a request that repeats the start of an earlier request at a
-discount. Two documented models are offered:
-
-- ``openai`` — automatic caching, as described in "Prompt Caching in the API"
-  (https://openai.com/index/api-prompt-caching/) and the guide
-  (https://platform.openai.com/docs/guides/prompt-caching): prompts of 1,024 tokens or more;
-  the longest previously computed prefix is cached, "starting at 1,024 tokens and increasing
-  in 128-token increments". Cached input was billed at half price at launch (gpt-4o: $2.50
-  uncached, $1.25 cached per million tokens), hence the default share of 0.5. Writing to the
-  cache costs nothing extra.
-- ``anthropic`` — explicit breakpoints (``cache_control``), as described in
-  https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching. The model here puts
-  two breakpoints on every request, the common choice for an agent loop: one after the system
-  prompt and tools, one on the last message. A request reads from the cache the longest
-  prefix that ends where an earlier request put a breakpoint, if it is identical and at least
-  1,024 tokens long (the minimum for Claude Sonnet and Opus); the lookup reaches back 20
-  blocks from the last breakpoint. Cache reads cost 0.1x the base input price (the default
-  share), and the tokens written to the cache past the part read cost 1.25x (5-minute cache).
-
-Both models assume every call comes within the cache's lifetime (minutes), as in an agent's
-loop; a request above the window is treated like the others (a real API would reject it; the
-verdict rules out any strategy that overflows anyway).
-
-How a prefix is measured: at message granularity. Every request starts with the floor (the
-system prompt and the tool definitions, identical on every call), then the history's
-messages in order. The cached prefix is the floor plus the longest run of leading messages
-that are identical, in content and order, to the start of an earlier request of the same
-strategy; its tokens are the floor's plus those messages' own token counts from the replay
-(no re-encoding). A real provider compares tokens, so it may also match a few tokens into
-the first message that differs (its role header, a common start of its text): these figures
-can be a few tokens low, never high.
+Prompt caching is modelled in `cache.py` and the bill's prices in `pricing.py`. The verdict is
+data; its sentences are catalog messages and values that each reader words (`english` below,
+the web in the reader's language).
 """
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Sequence
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Callable
 
 from .budget import spend
-from .history import Block
+from .cache import CacheHit, MessageKeys, cache_hits
+from .i18n import N_
+from .pricing import Bill, Pricing, bill
 from .remote_summarizer import SummarizerError
 from .replay import Call, Replay, replay
 from .scenarios import Fact, Scenario
 from .settings import STRATEGIES, Settings, SettingsError
 from .strategies import BREAKS_TOOL_PAIRS, LEVELS, summarize_level
-from .tokens import Counter, get_counter
-
-# --- Prompt-cache models ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CacheModel:
-    name: str
-    label: str
-    source: str
-    minimum: int  # a prefix shorter than this is never cached
-    step: int  # cached tokens are a multiple of this
-    cached_share: float  # default price of a cached token, as a share of the full price
-    write_share: float  # price of a token written to the cache, as a share of the full price
-    breakpoints: bool  # True: only prefixes ending at an earlier breakpoint can be read
-    lookback: int = 0  # how many messages before the last breakpoint a hit may end
-
-
-CACHE_MODELS: dict[str, CacheModel] = {
-    "openai": CacheModel(
-        name="openai",
-        label="OpenAI automatic caching",
-        source="https://platform.openai.com/docs/guides/prompt-caching",
-        minimum=1024,
-        step=128,
-        cached_share=0.5,
-        write_share=1.0,
-        breakpoints=False,
-    ),
-    "anthropic": CacheModel(
-        name="anthropic",
-        label="Anthropic cache breakpoints",
-        source="https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching",
-        minimum=1024,
-        step=1,
-        cached_share=0.1,
-        write_share=1.25,
-        breakpoints=True,
-        lookback=20,
-    ),
-}
-
-
-@dataclass(frozen=True)
-class CacheHit:
-    """The cache's effect on one request: tokens read from it, and tokens written to it that
-    are billed at the write price (zero when writing is free)."""
-
-    cached: int
-    written: int
-    prefix_messages: int  # history messages in the cached prefix, after the floor; -1: none
-
-
-def cache_hits(
-    requests: Sequence[Sequence[Block]],
-    floor_units: int,
-    counter: Counter,
-    model: CacheModel,
-    keys: MessageKeys | None = None,
-) -> list[CacheHit]:
-    """The cache hits of a series of requests sent in order, each the floor then its blocks.
-
-    A trie of message keys holds every prefix sent so far. A request usually repeats the
-    previous one's blocks (the very same objects) and appends a few: that shared run is found
-    by tuple comparisons done in C, and only the rest is walked through the trie.
-    """
-    keys = keys or MessageKeys()
-    trie: dict[int, int] = {}  # (node << 32 | message key) -> child node
-    written: set[int] = set()  # trie nodes where an earlier request put a breakpoint
-    # The previous request, and its path: node and units after 0..n messages. Tokens are
-    # computed only where a hit or a breakpoint is decided.
-    previous: tuple[Block, ...] = ()
-    nodes, units = [0], [floor_units]
-    hits = []
-    for index, request in enumerate(requests):
-        blocks = tuple(request)
-        shared = _common_prefix(previous, blocks) if index > 0 else 0
-        del nodes[shared + 1 :], units[shared + 1 :]
-        matched = shared if index > 0 else -1  # the floor repeats from the second request on
-        for position in range(shared, len(blocks)):
-            block = blocks[position]
-            edge = nodes[-1] << 32 | keys.of(block)
-            node = trie.get(edge)
-            if node is None:
-                node = trie[edge] = len(trie) + 1
-            elif matched == position:
-                matched = position + 1
-            nodes.append(node)
-            units.append(units[-1] + block.units)
-        previous = blocks
-        if model.breakpoints:
-            hit = _breakpoint_hit(model, nodes, units, counter, written, matched)
-            tail = _prefix_tokens(counter, units[-1])
-            write = max(0, tail - hit.cached) if tail >= model.minimum else 0
-            hit = CacheHit(hit.cached, write, hit.prefix_messages)
-            for depth in (0, len(nodes) - 1):
-                if _prefix_tokens(counter, units[depth]) >= model.minimum:
-                    written.add(nodes[depth])
-        else:
-            prefix = _prefix_tokens(counter, units[matched]) if matched >= 0 else 0
-            cached = prefix // model.step * model.step if prefix >= model.minimum else 0
-            hit = CacheHit(cached, 0, matched)
-        hits.append(hit)
-    return hits
-
-
-def _common_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
-    """Length of the longest common prefix of two requests, by tuple comparisons done in C
-    (the same object compares equal without looking inside)."""
-    if len(a) <= len(b) and b[: len(a)] == a:
-        return len(a)  # the usual case: the previous request, then new messages
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _breakpoint_hit(
-    model: CacheModel, nodes: list[int], units: list[int], counter: Counter, written: set[int], matched: int
-) -> CacheHit:
-    """The deepest prefix shared with an earlier request that ends at an earlier breakpoint
-    and that the lookup reaches: the floor's breakpoint, or within `lookback` messages of
-    the last one."""
-    last = len(nodes) - 1
-    for depth in [*range(matched, max(0, last - model.lookback) - 1, -1), 0] if matched >= 0 else ():
-        if depth <= matched and nodes[depth] in written:
-            return CacheHit(_prefix_tokens(counter, units[depth]), 0, depth)
-    return CacheHit(0, 0, -1)
-
-
-def _prefix_tokens(counter: Counter, units: int) -> int:
-    """Tokens of a request's prefix: its parts' tokens, without the reply's priming, rounded
-    down so that a prefix never counts more than the request."""
-    return math.floor(counter.block_tokens(units))
-
-
-class MessageKeys:
-    """A small integer per distinct message, so prefixes compare by integers. A message is
-    keyed by its fields as a tuple (strings keep their hash once computed, so a long tool
-    result is hashed once); only nested values (tool calls, content parts) are serialized."""
-
-    def __init__(self) -> None:
-        self.keys: dict[tuple, int] = {}
-        # By object too: a message is walked again after each compaction, and by every
-        # strategy (their blocks share the script's message objects). The message is kept
-        # with its key, so its id cannot be reused by another object meanwhile.
-        self.by_object: dict[int, tuple[dict, int]] = {}
-
-    def of(self, block: Block) -> int:
-        known = self.by_object.get(id(block.message))
-        if known is not None:
-            return known[1]
-        fields = tuple(
-            sorted(
-                (name, value if isinstance(value, (str, int, float, bool, type(None))) else json.dumps(value, sort_keys=True))
-                for name, value in block.message.items()
-            )
-        )
-        key = self.by_object[id(block.message)] = (block.message, self.keys.setdefault(fields, len(self.keys)))
-        return key[1]
-
-
-# --- Pricing ---------------------------------------------------------------------------------
-
-
-class Pricing(BaseModel):
-    """How the bill is computed. Defaults: gpt-4o's launch prices for prompt caching
-    (https://openai.com/index/api-prompt-caching/): $2.50 per million input tokens, $10.00 per
-    million output tokens (the summarizer's replies)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    cache: Literal["openai", "anthropic"] = Field("openai", description="the prompt-cache model")
-    price: float = Field(2.5, ge=0, le=1000, description="US dollars per million input tokens")
-    cached_share: float | None = Field(
-        None, ge=0, le=1, description="price of a cached token as a share of the full price (default: the cache model's)"
-    )
-    output_price: float = Field(10.0, ge=0, le=1000, description="US dollars per million output tokens")
-
-    @property
-    def model(self) -> CacheModel:
-        return CACHE_MODELS[self.cache]
-
-    @property
-    def share(self) -> float:
-        return self.model.cached_share if self.cached_share is None else self.cached_share
-
-
-PRICING_ACCEPTS = {
-    "cache": "one of " + ", ".join(CACHE_MODELS),
-    "price": "a number from 0 to 1000 (US dollars per million input tokens)",
-    "cached_share": "a number from 0 to 1 (0.1 bills a cached token at 10%)",
-    "output_price": "a number from 0 to 1000 (US dollars per million output tokens)",
-}
-
-
-def parse_pricing(values: dict[str, object]) -> Pricing:
-    """Pricing from loose values (query strings, CLI flags); empty values take the default.
-    Raises SettingsError naming each bad field, what it got and what it accepts."""
-    unknown = sorted(set(values) - set(PRICING_ACCEPTS))
-    if unknown:
-        raise SettingsError([f"unknown pricing setting {name!r}; accepted: {', '.join(PRICING_ACCEPTS)}" for name in unknown])
-    given = {name: value for name, value in values.items() if value not in (None, "")}
-    try:
-        return Pricing(**given)
-    except ValidationError as error:
-        problems, bad = [], []
-        for item in error.errors():
-            name = str(item["loc"][0]) if item["loc"] else "pricing"
-            problems.append(f"{name}: got {item.get('input')!r}, expected {PRICING_ACCEPTS.get(name, item['msg'])}")
-            if name in PRICING_ACCEPTS:
-                bad.append((name, item.get("input")))
-        raise SettingsError(problems, bad if len(bad) == len(problems) else None) from None
-
-
-@dataclass(frozen=True)
-class Bill:
-    """Tokens by how they are billed, and their cost in US dollars."""
-
-    uncached: int  # input tokens at the full price (includes the summarizer's input)
-    cached: int  # input tokens read from the cache
-    written: int  # input tokens written to the cache at the write price
-    output: int  # the summarizer's output tokens
-    cost: float
-
-
-def bill(pricing: Pricing, sent: int, cached: int, written: int, output: int) -> Bill:
-    uncached = sent - cached - written
-    cost = (
-        pricing.price * (uncached + cached * pricing.share + written * pricing.model.write_share)
-        + pricing.output_price * output
-    ) / 1_000_000
-    return Bill(uncached, cached, written, output, cost)
+from .tokens import get_counter
 
 
 # --- The comparison --------------------------------------------------------------------------
@@ -549,84 +281,119 @@ def judge(columns: list[Column]) -> Verdict:
     return Verdict(winner.key, ties, fewest_key, faults)
 
 
-def _grouped(number: int) -> str:
-    return f"{number:,}"
+# --- The verdict in words -------------------------------------------------------------------
+# Sentences are catalog messages and their values, as the replay's notices are: `english` says
+# them for the command line and the JSON twin, the web in the reader's language.
 
 
-def _dollars(amount: float) -> str:
-    return f"${amount:.4f}"
+@dataclass(frozen=True)
+class Name:
+    """A column named in a sentence; each reader words it ("+ keep facts" is translated)."""
+
+    strategy: str
+    keep_facts: bool
 
 
-def describe(
-    comparison: Comparison,
-    _: Callable[[str], str] = lambda text: text,
-    number: Callable[[int], str] = _grouped,
-    money: Callable[[float], str] = _dollars,
-) -> list[str]:
-    """The verdict in sentences, through the given gettext, number and money formats, so the
-    web can speak the reader's language."""
+class Dollars(float):
+    """An amount in US dollars, said as money in the reader's format."""
+
+
+Notice = tuple[str, dict[str, object]]  # a catalog message and its values
+
+
+def name_of(column: Column) -> Name:
+    return Name(column.strategy, column.keep_facts)
+
+
+def verdict_notices(comparison: Comparison) -> list[list[Notice]]:
+    """The verdict as lines, each a few notices said one after the other: the winner (or that
+    there is none), why the one that sends fewer tokens costs more, then each column's faults."""
     verdict = comparison.verdict
-    lines = []
+    lines: list[list[Notice]] = []
     if verdict.winner is None:
-        lines.append(
-            _("No strategy is safe at these settings: each one overflows, loses a critical fact, leaves the reply no room or sends a request an API would refuse.")
-        )
+        lines.append([(
+            N_("No strategy is safe at these settings: each one overflows, loses a critical fact, leaves the reply no room or sends a request an API would refuse."),
+            {},
+        )])
     else:
         winner = comparison.column(verdict.winner)
-        text = _("Cheapest safe choice: %(name)s, %(cost)s for %(sent)s tokens sent (%(cached)s from the cache).") % {
-            "name": label(winner, _),
-            "cost": money(winner.bill.cost),
-            "sent": number(winner.sent_total),
-            "cached": number(winner.cached_total),
-        }
+        line: list[Notice] = [(
+            N_("Cheapest safe choice: %(name)s, %(cost)s for %(sent)s tokens sent (%(cached)s from the cache)."),
+            {"name": name_of(winner), "cost": Dollars(winner.bill.cost), "sent": winner.sent_total, "cached": winner.cached_total},
+        )]
         if verdict.ties:
-            text += " " + _("Same requests, same bill: %(names)s.") % {
-                "names": ", ".join(label(comparison.column(key), _) for key in verdict.ties)
-            }
-        lines.append(text)
+            line.append((N_("Same requests, same bill: %(names)s."), {"names": tuple(name_of(comparison.column(key)) for key in verdict.ties)}))
+        lines.append(line)
         if verdict.fewest_tokens:
             fewest = comparison.column(verdict.fewest_tokens)
-            values = {"name": label(fewest, _), "sent": number(fewest.sent_total), "cached": number(fewest.cached_total)}
+            values = {"name": name_of(fewest), "sent": fewest.sent_total, "cached": fewest.cached_total}
             if fewest.cached_total < winner.cached_total:
-                text = _("%(name)s sends fewer tokens (%(sent)s) but costs more: its compactions rewrote the start of its requests, so only %(cached)s came from the cache.")
+                message = N_("%(name)s sends fewer tokens (%(sent)s) but costs more: its compactions rewrote the start of its requests, so only %(cached)s came from the cache.")
             else:
-                text = _("%(name)s sends fewer tokens (%(sent)s) but costs more: its summaries are billed as output.")
-            lines.append(text % values)
+                message = N_("%(name)s sends fewer tokens (%(sent)s) but costs more: its summaries are billed as output.")
+            lines.append([(message, values)])
     for column in comparison.columns:
         for kind, details in verdict.faults.get(column.key, []):
-            lines.append(fault_sentence(label(column, _), kind, details, _, number, money))
+            lines.append([fault_notice(name_of(column), kind, details)])
     return lines
 
 
-def fault_sentence(
-    name: str,
-    kind: str,
-    details: dict,
-    _: Callable[[str], str] = lambda text: text,
-    number: Callable[[int], str] = _grouped,
-    money: Callable[[float], str] = _dollars,
-) -> str:
+FAULTS = {
+    "overflow": N_("%(name)s overflows the window from call %(first)s (overflowing calls: %(count)s)."),
+    "by_luck": N_("%(name)s stayed valid on this chat by luck: it may separate a tool call from its result, so it is never the advice."),
+    "no_room": N_("%(name)s leaves the reply no room from call %(first)s (such calls: %(count)s)."),
+    "lost": N_("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed."),
+    "invalid": N_("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s)."),
+}
+
+
+def fault_notice(name: Name, kind: str, details: dict) -> Notice:
     values = {"name": name, **details}
-    if kind == "overflow":
-        return _("%(name)s overflows the window from call %(first)s (overflowing calls: %(count)s).") % values
-    if kind == "by_luck":
-        return _("%(name)s stayed valid on this chat by luck: it may separate a tool call from its result, so it is never the advice.") % values
-    if kind == "no_room":
-        return _("%(name)s leaves the reply no room from call %(first)s (such calls: %(count)s).") % values
-    if kind == "lost":
-        return _("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed.") % values
-    if kind == "invalid":
-        return _("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s).") % values
-    parts = _("%(name)s keeps everything but costs %(cost)s more") % {**values, "cost": money(details["cost"])}
+    if kind in FAULTS:
+        return FAULTS[kind], values
+    values["cost"] = Dollars(details["cost"])
     if "summarizer" in details:
-        parts += " " + _("(its summaries cost %(summarizer)s tokens)") % {"summarizer": number(details["summarizer"])}
-    return parts + "."
+        return N_("%(name)s keeps everything but costs %(cost)s more (its summaries cost %(summarizer)s tokens)."), values
+    return N_("%(name)s keeps everything but costs %(cost)s more."), values
 
 
-def label(column: Column, _: Callable[[str], str] = lambda text: text) -> str:
-    if column.keep_facts:
-        return _("%(strategy)s + keep facts") % {"strategy": column.strategy}
-    return column.strategy
+def fill(
+    values: dict[str, object],
+    name: Callable[[Name], str],
+    number: Callable[[int], str],
+    money: Callable[[float], str],
+) -> dict[str, object]:
+    """A notice's values as words: names, numbers and money in the reader's format."""
+    out: dict[str, object] = {}
+    for key, value in values.items():
+        if isinstance(value, Name):
+            out[key] = name(value)
+        elif isinstance(value, tuple):
+            out[key] = ", ".join(name(each) for each in value)
+        elif isinstance(value, Dollars):
+            out[key] = money(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            out[key] = number(value)
+        else:
+            out[key] = value
+    return out
+
+
+def english(lines: list[list[Notice]]) -> list[str]:
+    """Notices as English sentences, one per line, for the command line and the JSON twin."""
+    return [
+        " ".join(message % fill(values, label_of, "{:,}".format, "${:.4f}".format) for message, values in line)
+        for line in lines
+    ]
+
+
+def label_of(name: Name) -> str:
+    return f"{name.strategy} + keep facts" if name.keep_facts else name.strategy
+
+
+def label(column: Column) -> str:
+    """A column's English name, as the chart and the command line show it."""
+    return label_of(name_of(column))
 
 
 # --- Plain data, for the CLI, the JSON twin and the CSV download ------------------------------
@@ -732,6 +499,6 @@ def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str
             "winner": verdict.winner,
             "ties": verdict.ties,
             "fewest_tokens": verdict.fewest_tokens,
-            "text": describe(comparison),
+            "text": english(verdict_notices(comparison)),
         },
     }

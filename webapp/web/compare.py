@@ -19,17 +19,9 @@ from flask_babel import lazy_gettext
 from jinja2_fragments.flask import render_blocks
 
 from ..core.chart import request_chart, small_well
-from ..core.compare import (
-    CACHE_MODELS,
-    Column,
-    Comparison,
-    Pricing,
-    compare,
-    comparison_json,
-    describe,
-    label,
-    summary_row,
-)
+from ..core.cache import CACHE_MODELS
+from ..core.compare import Column, Comparison, Name, compare, comparison_json, fill, name_of, summary_row, verdict_notices
+from ..core.pricing import Pricing
 from ..core.serialize import request_body
 from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.tokens import COUNTERS
@@ -66,7 +58,7 @@ def panel_json(scenario_id: str):
     view = read_state(scenario_id, request.args)
     comparison = comparison_for(view)
     data = comparison_json(comparison, view.call)
-    data["verdict"]["text"] = describe(comparison, _, format_number, format_money)
+    data["verdict"]["text"] = verdict_sentences(comparison)
     return jsonify(data)
 
 
@@ -122,7 +114,7 @@ def panel_context(view: PageState) -> dict:
         "columns": [
             {
                 "column": column,
-                "label": label(column, _),
+                "label": column_name(name_of(column)),
                 "about": _(STRATEGIES[column.strategy]) if column.strategy in STRATEGIES else "",
                 "current": (column.strategy, column.keep_facts) == current,
                 "winner": column.key == verdict.winner,
@@ -134,12 +126,26 @@ def panel_context(view: PageState) -> dict:
             }
             for column in comparison.columns
         ],
-        "verdict": describe(comparison, _, format_number, format_money),
+        "verdict": verdict_sentences(comparison),
         "chart": request_chart(comparison, view.call),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
         "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},
     }
+
+
+def verdict_sentences(comparison: Comparison) -> list[str]:
+    """The verdict in the reader's language, one sentence (or two) per line."""
+    return [
+        " ".join(_(message) % fill(values, column_name, format_number, format_money) for message, values in line)
+        for line in verdict_notices(comparison)
+    ]
+
+
+def column_name(name: Name) -> str:
+    if name.keep_facts:
+        return _("%(strategy)s + keep facts", strategy=name.strategy)
+    return name.strategy
 
 
 def money(column: Column, pricing: Pricing) -> dict[str, float]:

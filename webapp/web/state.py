@@ -35,7 +35,7 @@ from flask import current_app, url_for
 from flask_babel import gettext as _
 from pydantic import BaseModel
 
-from ..core.compare import Pricing, parse_pricing
+from ..core.pricing import Pricing, parse_pricing
 from ..core.scenarios import ID_PATTERN, LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, parse_settings
 
