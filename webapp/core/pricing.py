@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .cache import CACHE_MODELS, CacheModel
-from .settings import SettingsError
+from .settings import SettingsError, invalid
 
 
 class Pricing(BaseModel):
@@ -55,13 +55,7 @@ def parse_pricing(values: dict[str, object]) -> Pricing:
     try:
         return Pricing(**given)
     except ValidationError as error:
-        problems, bad = [], []
-        for item in error.errors():
-            name = str(item["loc"][0]) if item["loc"] else "pricing"
-            problems.append(f"{name}: got {item.get('input')!r}, expected {PRICING_ACCEPTS.get(name, item['msg'])}")
-            if name in PRICING_ACCEPTS:
-                bad.append((name, item.get("input")))
-        raise SettingsError(problems, bad if len(bad) == len(problems) else None) from None
+        raise invalid(error, PRICING_ACCEPTS) from None
 
 
 @dataclass(frozen=True)

@@ -171,14 +171,20 @@ def parse_settings(values: dict[str, Any], defaults: Settings | None = None) -> 
     try:
         return Settings(**merged)
     except ValidationError as error:
-        problems, bad = [], []
-        for item in error.errors():
-            field = str(item["loc"][0]) if item["loc"] else "settings"
-            got = item.get("input")
-            problems.append(f"{field}: got {got!r}, expected {accepted(field) if field in base else item['msg']}")
-            if field in base:
-                bad.append((field, got))
-        raise SettingsError(problems, bad if len(bad) == len(problems) else None) from None
+        raise invalid(error, {field: accepted(field) for field in base}) from None
+
+
+def invalid(error: ValidationError, accepts: dict[str, str]) -> SettingsError:
+    """A model's validation error as a SettingsError: each bad field, what it got and what it
+    accepts (`accepts`, in English; the web says it again in the reader's language)."""
+    problems, bad = [], []
+    for item in error.errors():
+        field = str(item["loc"][0]) if item["loc"] else "settings"
+        got = item.get("input")
+        problems.append(f"{field}: got {got!r}, expected {accepts.get(field, item['msg'])}")
+        if field in accepts:
+            bad.append((field, got))
+    return SettingsError(problems, bad if len(bad) == len(problems) else None)
 
 
 def _flag(text: str) -> bool | str:
