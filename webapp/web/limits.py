@@ -20,7 +20,7 @@ from flask_babel import gettext as _
 
 from ..core import budget
 from ..core.budget import BudgetExceeded
-from .viewstate import StateError, find_scenario
+from .state import StateError, find_scenario
 
 
 class LongChatsBusy(Exception):
