@@ -17,3 +17,18 @@
     link.click();
   });
 })();
+
+// hx-boost turns the page's HTML links into htmx requests, but not the SVG links of the well
+// (htmx boosts HTMLAnchorElement only): a click on one (or Enter on it) goes through htmx the
+// same way, with the link's target and swap. A modified click still opens a new tab.
+(function () {
+  "use strict";
+  document.addEventListener("click", function (event) {
+    if (event.defaultPrevented || event.button !== 0 || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    var link = event.target.closest && event.target.closest("svg a[href]");
+    var boosted = link && link.closest("[hx-boost]");
+    if (!boosted || boosted.getAttribute("hx-boost") !== "true" || !window.htmx) return;
+    event.preventDefault();
+    window.htmx.ajax("GET", link.getAttribute("href"), { source: link });
+  });
+})();

@@ -193,7 +193,7 @@ def test_blocks_and_the_numbers_on_them_have_enough_contrast(page, live_server, 
         """() => [...document.querySelectorAll('svg.well a.block')].map(block => {
             const style = getComputedStyle(block.querySelector('rect'));
             const text = block.parentElement.querySelector('text.inside');
-            return {name: block.getAttribute('aria-label'), shape: style.fill, outline: style.stroke,
+            return {name: block.querySelector('title').textContent, shape: style.fill, outline: style.stroke,
                     text: text ? getComputedStyle(text).fill : null};
         })"""
     )

@@ -171,3 +171,17 @@ def test_a_bad_setting_is_explained_in_the_page_language(client, lang, message):
     page = response.get_data(as_text=True)
     assert message in page
     assert "strategy" in page and "magic" in page and "naive-drop" in page
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "zh"])
+def test_fast_whole_numbers_are_written_as_babel_writes_them(app, lang):
+    from flask_babel import format_number
+
+    from webapp.web.languages import number, whole_numbers
+
+    with app.test_request_context(f"/?lang={lang}"):
+        tokens = whole_numbers()
+        for value in (0, 7, 999, 1000, 8504, 123456, 10_000_000, -1234):
+            assert tokens(value) == number(value) == format_number(value)
+        assert tokens(3567.75) == format_number(3568)  # token counts are whole
+        assert number(0.5) == format_number(0.5)

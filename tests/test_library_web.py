@@ -32,7 +32,7 @@ def test_every_scenario_plays_to_its_end_under_every_strategy(client, scenario_i
         page = text(response)
         assert f"Call {calls}" in page and 'class="well' in page
         fragment = client.get(f"/play/{scenario_id}?call={calls}&strategy={strategy}", headers={"HX-Request": "true"})
-        assert fragment.status_code == 200 and 'id="well-panel"' in fragment.get_data(as_text=True)
+        assert fragment.status_code == 200 and '<div id="well">' in fragment.get_data(as_text=True)
 
 
 def test_next_thing_that_happens_jumps_over_quiet_calls(client):
@@ -92,8 +92,12 @@ def test_settings_as_code_follow_the_settings(client):
     page = text(client.get("/play/real-window?call=1"))
     assert "maxTokens: 128000," in page and "The model really has 8,000 tokens" in page
     assert 'WINDOW = {"max_tokens": 128000, "threshold": 0.8, "keep_recent_turns": 2}' in page
-    fragment = text(client.get("/play/real-window?call=1&window=8000&model_window=0&keep=3&threshold=0.75", headers={"HX-Request": "true", "HX-Trigger": "controls"}))
-    assert 'id="settings-code" hx-swap-oob="innerHTML"' in fragment
+    changed = "/play/real-window?call=1&window=8000&model_window=0&keep=3&threshold=0.75"
+    headers = {"HX-Request": "true", "HX-Trigger": "controls", "HX-Current-URL": "http://localhost/play/real-window"}
+    # Collapsed, the code is not sent with the change: a loader fetches it when it is opened.
+    loader = text(client.get(changed, headers={**headers, "HX-Target": "well"}))
+    assert re.search(r'<div id="settings-code" class="loading" hx-get="[^"]*keep=3[^"]*" hx-trigger="intersect once"', loader.replace("&amp;", "&"))
+    fragment = text(client.get(changed, headers={**headers, "HX-Target": "settings-code"}))
     assert "maxTokens: 8000," in fragment and "keepRecentTurns: 3," in fragment
     code = fragment[fragment.index('id="settings-code"'):]
     assert '"threshold": 0.75' in code and "really has" not in code[: code.index("</div>")]

@@ -66,26 +66,92 @@ def test_play_defaults_to_the_first_call(client):
     assert "Call 1 of 6" in page
 
 
-def test_htmx_request_gets_fragments_with_out_of_band_bill_and_log(client):
-    response = client.get("/play/bike-shop?call=5", headers=HX)
+def step(client, url: str, came_from: str | None, **headers):
+    """An htmx request for `url` from the page at `came_from` (None: htmx did not say)."""
+    sent = {**HX, "HX-Target": "well", **headers}
+    if came_from:
+        sent["HX-Current-URL"] = "http://localhost" + came_from
+    return client.get(url, headers=sent)
+
+
+def oob_ids(page: str) -> set[str]:
+    return set(re.findall(r'<\w+ id="([\w-]+)"[^>]*hx-swap-oob=', page))
+
+
+def test_htmx_request_gets_every_panel_when_the_page_it_came_from_is_unknown(client):
+    response = step(client, "/play/bike-shop?call=5", None)
     assert response.status_code == 200
     page = text(response)
     assert "<html" not in page and "<body" not in page
-    assert page.count('id="well-panel"') == 1
-    assert re.search(r'id="bill"[^>]*hx-swap-oob="true"', page)
-    assert re.search(r'id="events-before"[^>]*hx-swap-oob="true"', page)
+    assert page.count('<div id="well">') == 1  # the target, not out of band
+    assert {"stepper", "bill-figures", "events-before", "chat", "bubbles", "narration", "facts", "detail"} - {"chat"} <= oob_ids(page)
     # The live regions stay in the page; only their content is swapped.
     assert re.search(r'id="events-now"[^>]*hx-swap-oob="innerHTML"', page)
     assert re.search(r'id="call-summary"[^>]*hx-swap-oob="innerHTML"', page)
     assert "<title>Call 5 of 6" in page
-    assert "HX-Request" in response.headers["Vary"]
+    for header in ("HX-Request", "HX-Current-URL", "HX-Target", "HX-Trigger"):
+        assert header in response.headers["Vary"]
+
+
+def test_a_plus_one_step_sends_only_what_changed_and_appends_the_growing_lists(client):
+    page = text(step(client, "/play/bike-shop?call=5", "/play/bike-shop?call=4"))
+    # what a step does not change stays: the settings form, the warnings, the settings as code
+    assert not {"controls", "warnings", "settings-code"} & oob_ids(page)
+    # the event log gets call 4's group appended (it was the current one), the live region call 5
+    appended = re.search(r'<ol hx-swap-oob="beforeend:#events-before">(.*?)</ol>\s*<div id="events-now"', page, re.S).group(1)
+    assert "call 4" in appended and "call 5" not in appended and "call 3" not in appended
+    # one new bar, and the chat's new bubbles; the bubble that was current only loses its mark
+    assert re.search(r'<svg hx-swap-oob="beforeend:#bar-fills">\s*<rect class="bar"[^>]*>(?:(?!<rect).)*</svg>', page, re.S)
+    assert re.search(r'<span id="who-m8" class="who" hx-swap-oob="true">', page)
+    assert '<ol hx-swap-oob="beforeend:#bubbles">' in page
+    # the collapsed table view is not sent: a loader fetches it when it is opened
+    assert re.search(r'<div id="table-view" class="loading" hx-get="/play/bike-shop\?call=5" hx-trigger="intersect once"', page)
+    # a jump of more than one call sends the lists whole
+    jump = text(step(client, "/play/bike-shop?call=5", "/play/bike-shop?call=2"))
+    assert re.search(r'<ol id="events-before" class="log" hx-swap-oob="true">', jump)
+    assert re.search(r'<svg hx-swap-oob="innerHTML:#bar-fills">', jump)
+    assert re.search(r'<ol id="bubbles" class="bubbles" hx-swap-oob="true">', jump)
+
+
+def test_selecting_a_block_sends_the_detail_and_no_motion(client):
+    page = text(step(client, "/play/bike-shop?call=5&block=m3", "/play/bike-shop?call=5"))
+    assert "detail" in oob_ids(page) and "[Truncated to save context" in page
+    assert not {"events-before", "events-now", "bill-figures", "facts", "controls", "bubbles"} & oob_ids(page)
+    assert re.search(r'<svg class="well compacting still', page)  # the hammer does not fall again
+    moving = text(step(client, "/play/bike-shop?call=5", "/play/bike-shop?call=4"))
+    assert re.search(r'<svg class="well compacting"', moving)
+
+
+def test_a_plain_page_moves_only_when_it_comes_from_another_call(client):
+    assert 'class="well compacting still' in text(client.get("/play/bike-shop?call=5"))
+    came = client.get("/play/bike-shop?call=5", headers={"Referer": "http://localhost/play/bike-shop?call=4"})
+    assert 'class="well compacting"' in text(came) and "Referer" in came.headers["Vary"]
+    french = client.get("/play/bike-shop?call=5&lang=fr", headers={"Referer": "http://localhost/play/bike-shop?call=5"})
+    assert 'class="well compacting still' in text(french)  # another language is the same stack
+
+
+def test_an_opened_collapsed_view_gets_just_its_content(client):
+    page = text(client.get("/play/bike-shop?call=5", headers={**HX, "HX-Target": "table-view"}))
+    assert page.lstrip().startswith('<table id="table-view"') and "hx-swap-oob" not in page
+    code = text(client.get("/play/bike-shop?call=5&window=9000", headers={**HX, "HX-Target": "settings-code"}))
+    assert code.lstrip().startswith('<div id="settings-code"') and "9000" in code
 
 
 def test_settings_form_is_not_swapped_back_into_itself(client):
-    from_form = text(client.get("/play/bike-shop?call=2&window=9000", headers={**HX, "HX-Trigger": "controls"}))
-    from_link = text(client.get("/play/bike-shop?call=2&window=9000", headers={**HX, "HX-Trigger": "step-next"}))
-    assert 'id="controls"' not in from_form
+    from_form = text(step(client, "/play/bike-shop?call=2&window=9000", "/play/bike-shop?call=2", **{"HX-Trigger": "controls"}))
+    from_link = text(step(client, "/play/bike-shop?call=2&window=9000", "/play/bike-shop?call=2", **{"HX-Trigger": "step-next"}))
+    assert 'id="controls"' not in from_form and "controls-state" in oob_ids(from_form)
     assert re.search(r'id="controls"[^>]*hx-swap-oob="true"', from_link)
+
+
+def test_every_panel_declares_inputs_that_exist(app):
+    from webapp.web.panels import panels
+    from webapp.web.state import URL_PARAMS
+
+    with app.test_request_context():
+        declared = {panel.block: panel.inputs for panel in panels("play.html")}
+    assert {"well", "stepper", "events", "chat", "bar_fills", "table_view", "settings_code", "title_tag", "languages"} <= set(declared)
+    assert all(inputs and inputs <= set(URL_PARAMS) for inputs in declared.values())
 
 
 def test_hammer_call_shows_the_compact_event_before_and_after(client):
@@ -107,7 +173,8 @@ def test_compact_falls_after_the_request_enters_and_before_turn_start(client):
 
 def test_each_block_has_an_accessible_name_with_role_tokens_and_state(client):
     page = text(client.get("/play/bike-shop?call=5"))
-    names = re.findall(r'<a id="block-[^"]*" class="block [^"]*"[^>]*aria-label="([^"]*)"', page)
+    # An SVG link's name is its <title>, which is also the tooltip a mouse shows.
+    names = re.findall(r'<a id="block-[^"]*" class="block [^"]*"[^>]*><title>([^<]*)</title>', page)
     assert len(names) == 10  # the floor and nine messages
     assert any("tool result: get_order, 72 tokens, truncated to a note (was 3,428 tokens), outside KEEP" in n for n in names)
     assert any(n.startswith("user, 45 tokens, kept as sent, in KEEP") for n in names)
@@ -115,7 +182,7 @@ def test_each_block_has_an_accessible_name_with_role_tokens_and_state(client):
 
 def test_table_view_has_the_same_blocks(client):
     page = text(client.get("/play/bike-shop?call=5"))
-    table = page[page.index("<table>"): page.index("</table>")]
+    table = page[page.index('<table id="table-view">'): page.index("</table>")]
     assert table.count("<tr") == 11  # header + floor + nine blocks
     assert "truncated, was 3,428" in table
 
@@ -293,11 +360,11 @@ def test_bad_urls_get_a_clear_4xx_page(client, url, status, message):
 
 @pytest.mark.parametrize("url,status,message", [b for b in BAD if b[0].startswith("/play/") and ".json" not in b[0]])
 def test_bad_urls_get_a_clear_4xx_fragment_for_htmx(client, url, status, message):
-    response = client.get(url, headers=HX)
+    response = client.get(url, headers={**HX, "HX-Target": "well"})
     assert response.status_code == status
     page = text(response)
     assert "<html" not in page and message in page
-    assert response.headers["HX-Retarget"] == "#well-panel"
+    assert response.headers["HX-Retarget"] == "#well"  # where the request came from
     assert response.headers["HX-Push-Url"] == "false"
 
 

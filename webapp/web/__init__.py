@@ -12,6 +12,7 @@ from flask import Flask, g, render_template, request
 from flask_babel import Babel, format_number
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
+from jinja2_fragments.flask import render_block
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
@@ -27,8 +28,9 @@ from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
 from ..resources import data_folder
 from .delivery import install_delivery
-from .languages import html_lang, language_links, money, percent
+from .languages import html_lang, language_links, money, number, percent, whole_numbers
 from .limits import install_limits
+from .panels import is_htmx
 from .replays import ReplayCache
 from .state import StateError
 
@@ -116,9 +118,13 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
     app.register_blueprint(transcripts)
-    app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links)
-    app.jinja_env.filters.update(money=money, percent=percent)
+    app.jinja_env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links)
+    # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
+    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number)
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
+    # No lines left behind by template tags: a step's answer is mostly markup, so its
+    # indentation is a good part of its bytes.
+    app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
 
     @app.before_request
     def summarizer_budget():
@@ -174,11 +180,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     return app
 
 
-def go(url: str) -> Markup:
-    """A link that works without JavaScript and that HTMX turns into a partial swap."""
-    return Markup('href="{0}" hx-get="{0}"').format(url)
-
-
 def oob_attr(oob: bool, how: str = "true") -> Markup:
     """Marks a block for an out-of-band swap when it is sent as a fragment."""
     return Markup(' hx-swap-oob="{0}"').format(how) if oob else Markup("")
@@ -186,11 +187,11 @@ def oob_attr(oob: bool, how: str = "true") -> Markup:
 
 def tokens(value: float) -> str:
     """A token count as people read it: whole, with the locale's grouping."""
-    return format_number(round(value))
+    return whole_numbers()(value)
 
 
 def error_page(status: int, problems: list[str]):
-    """The error page, or its fragment for an HTMX request (swapped into the well's panel)."""
+    """The error page, or its fragment for an htmx request (swapped where the request came from)."""
     titles = {
         400: _("Bad request"),
         404: _("Not found"),
@@ -201,9 +202,11 @@ def error_page(status: int, problems: list[str]):
         503: _("Busy"),
     }
     context = {"status": status, "title": titles.get(status, str(status)), "problems": problems}
-    if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
-        from jinja2_fragments.flask import render_block
-
+    if is_htmx():
+        # Where the request came from: the element it was to swap (the well, the comparison
+        # panel, a collapsed view being opened), in the page's language.
+        target = request.headers.get("HX-Target") or "main"
         body = render_block("error.html", "problem", **context)
-        return body, status, {"HX-Retarget": "#well-panel", "HX-Reswap": "innerHTML", "HX-Push-Url": "false"}
+        headers = {"HX-Retarget": f"#{target}", "HX-Reswap": "innerHTML", "HX-Push-Url": "false", "Vary": "HX-Target"}
+        return body, status, headers
     return render_template("error.html", **context), status

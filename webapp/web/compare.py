@@ -26,6 +26,7 @@ from ..core.serialize import request_body
 from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.tokens import COUNTERS
 from .languages import money as format_money
+from .panels import answer, is_htmx
 from .state import PageState, read_state
 
 blueprint = Blueprint("compare", __name__)
@@ -47,9 +48,8 @@ def comparison_for(view: PageState) -> Comparison:
 def panel_page(scenario_id: str):
     view = read_state(scenario_id, request.args)
     context = panel_context(view)
-    if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
-        body = render_blocks("compare.html", ["panel", "languages"], fragment=True, oob=True, **context)
-        return body, {"HX-Push-Url": view.url("compare.panel")}
+    if is_htmx():
+        return answer(render_blocks("compare.html", ["panel", "languages"], fragment=True, oob=True, **context), view)
     return render_template("compare.html", fragment=False, **context)
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
@@ -153,22 +154,36 @@ class PageState:
 
     def params(self, **changes: Any) -> dict[str, str]:
         """The URL parameters of this state with `changes`, defaults left out."""
-        state = self.but(**changes) if changes else self
+        if not changes:
+            return dict(self._params)
+        if changes.keys() <= _PAGE_DEFAULTS.keys():
+            # The common case (a page has dozens of links that change the call or the block):
+            # no new state, just these parameters, in their place.
+            out = {name: value for name, value in self._params.items() if name not in changes}
+            out.update({name: _text(value) for name, value in changes.items() if value != _PAGE_DEFAULTS[name]})
+            return {name: out[name] for name in _ORDER if name in out}
+        return dict(self.but(**changes)._params)
+
+    @cached_property
+    def _params(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for each in fields(PageState):
-            value = getattr(state, each.name)
+            value = getattr(self, each.name)
             if each.name == "settings":
-                out.update(_differences(value, state.scenario.settings))
+                out.update(_differences(value, self.scenario.settings))
             elif each.name == "pricing":
                 out.update(_differences(value, PRICING))
             elif "read" in each.metadata and value != each.default:
                 out[each.name] = _text(value)
         return out
 
-    def url(self, endpoint: str = "web.play", **changes: Any) -> str:
-        """The URL of this state (with `changes`) on `endpoint`, defaults left out."""
-        path = url_for(endpoint, scenario_id=self.scenario.id)
+    def url(self, endpoint: str = "web.play", *, relative: bool = False, **changes: Any) -> str:
+        """The URL of this state (with `changes`) on `endpoint`, defaults left out. `relative`:
+        only the query (`?call=5`), for the many links of a page to itself."""
         query = urlencode(self.params(**changes))
+        if relative and query:
+            return f"?{query}"
+        path = url_for(endpoint, scenario_id=self.scenario.id)
         return f"{path}?{query}" if query else path
 
     def hidden(self, *shown: str, **changes: Any) -> list[tuple[str, str]]:
@@ -194,9 +209,16 @@ def _text(value: Any) -> str:
 
 
 PAGE_PARAMS = tuple(each.name for each in fields(PageState) if "read" in each.metadata)
+_PAGE_DEFAULTS = {each.name: each.default for each in fields(PageState) if "read" in each.metadata}
 SETTING_PARAMS = tuple(Settings.model_fields)
 PRICING_PARAMS = tuple(Pricing.model_fields)
 URL_PARAMS = (*PAGE_PARAMS, *SETTING_PARAMS, *PRICING_PARAMS)
+# The parameters in URL order: the page state's fields, settings and pricing spread in place.
+_ORDER = tuple(
+    name
+    for each in fields(PageState)
+    for name in {"settings": SETTING_PARAMS, "pricing": PRICING_PARAMS}.get(each.name, (each.name,) if "read" in each.metadata else ())
+)
 
 
 def find_scenario(scenario_id: str) -> Scenario:

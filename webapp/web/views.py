@@ -1,34 +1,36 @@
-"""Routes: the home page, the play page (full page or HTMX fragments) and its JSON twin."""
+"""Routes: the home page, the play page (the full page, or for htmx the panels a request
+changes) and its JSON twin."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flask import Blueprint, current_app, jsonify, render_template, request
-from flask_babel import format_number, get_locale
+from flask import Blueprint, current_app, jsonify, make_response, render_template, request
+from flask_babel import format_number, get_locale, get_translations
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from jinja2_fragments.flask import render_blocks
 
 from ..core.history import searchable
 from ..core.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
-from ..core.replay import Call, Event, Replay, script_call_names
+from ..core.replay import Call, Event, Replay, per_replay, script_call_names
 from ..core.serialize import call_json, origin_json
 from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
-from .state import SPEEDS, PageState, StateError, read_state
 from ..core.well import block_kind, latest_version, tool_names
+from .panels import answer, changed_inputs, is_htmx, panels, state_before
+from .state import SETTING_PARAMS, SPEEDS, PageState, StateError, read_state
 from .well import block_label, draw
 
 web = Blueprint("web", __name__)
 
-# Blocks of play.html an HTMX step swaps: the well's panel is the target, the rest go out of band.
-FRAGMENT_BLOCKS = [
-    "title_tag", "well_panel", "narration", "summary", "facts", "stepper", "detail", "bill", "events", "events_now", "chat", "warnings",
-    "settings_code", "languages",
-]
+# Collapsed views: an htmx answer sends a loader in their place, which fetches them (with this
+# id as its HX-Target) when they are opened.
+LAZY = {"table-view": "table_view", "settings-code": "settings_code"}
+# What the growing lists (events, chat, bars) and the stack depend on besides the call.
+STACK = frozenset({"call", *SETTING_PARAMS})
 
 
 def replay_for(view: PageState) -> Replay:
@@ -45,15 +47,31 @@ def home():
 def play(scenario_id: str):
     view = read_state(scenario_id, request.args)
     result = replay_for(view)
-    context = play_context(view, result)
-    if request.headers.get("HX-Request") and not request.headers.get("HX-History-Restore-Request"):
-        blocks = list(FRAGMENT_BLOCKS)
-        # The settings form sent this request itself: it already shows the state, and
-        # swapping it would throw away what the user is typing in its next field.
-        if request.headers.get("HX-Trigger") != "controls":
-            blocks.append("controls")
-        return pushed(render_blocks("play.html", blocks, oob=True, **context), view)
-    return render_template("play.html", oob=False, **context)
+    before = state_before("web.play")
+    changed = changed_inputs(before, view)
+    # Growing lists append on a +1 step that changes nothing else they show.
+    append = before is not None and view.call == before.call + 1 and not (changed & (STACK | {"lang"})) - {"call"}
+    context = play_context(view, result, before if append else None)
+    # Motion only when the stack changed from the page the request came from: a selected
+    # block, another language, a page opened from elsewhere stand still.
+    context["still"] = before is None or not changed & STACK
+    if not is_htmx():
+        response = make_response(render_template("play.html", oob=False, append=False, lazy=False, **context))
+        response.vary.add("Referer")
+        return response
+    lazy_block = LAZY.get(request.headers.get("HX-Target", ""))
+    if lazy_block:  # a collapsed view, opened: just that block, in place
+        return answer(render_blocks("play.html", [lazy_block], oob=False, append=False, lazy=False, **context))
+    blocks = [panel.block for panel in panels("play.html") if panel.shows(changed)]
+    # The settings form sent this request itself: it already shows the state, and swapping it
+    # would throw away what the user is typing in its next field.
+    if request.headers.get("HX-Trigger") == "controls" and "controls" in blocks:
+        blocks.remove("controls")
+    body = render_blocks("play.html", blocks, oob=True, append=append, lazy=True, **context)
+    response = answer(body, view)
+    if "well" not in blocks:  # nothing for the target itself: leave it as it is
+        response.headers["HX-Reswap"] = "none"
+    return response
 
 
 @web.route("/play/<scenario_id>.json")
@@ -78,13 +96,9 @@ def play_json(scenario_id: str):
     )
 
 
-def pushed(body: str, view: PageState):
-    """An HTMX answer that puts the state's own URL in the address bar: a form sends every
-    field, defaults too, and the link to share is the short one."""
-    return body, {"HX-Push-Url": view.url(request.endpoint)}
-
-
-def play_context(view: PageState, result: Replay) -> dict:
+def play_context(view: PageState, result: Replay, before: PageState | None = None) -> dict:
+    """What play.html shows. With `before` (the previous call, on a +1 step), the growing lists
+    hold only what that step adds."""
     call = result.calls[view.call - 1]
     lang = str(get_locale())
     selected = None
@@ -101,8 +115,8 @@ def play_context(view: PageState, result: Replay) -> dict:
         + " · " + view.scenario.text("title", lang) + " · " + _("Compaction Playground"),
         "well": draw(result, view.call, view.block),
         "bill": bill(view, result, call),
-        "log": event_log(result, view.call),
-        "chat": chat(result, view.call),
+        "log": event_log(result, view.call, first=before.call if before else 1),
+        "chat": chat(result, view.call, before.call if before else 0),
         "narration": narration(view.scenario.narration.get(view.call, {}), lang),
         "next_event": next_event(result, view.call),
         "code": settings_code(view.settings),
@@ -144,7 +158,12 @@ def happens(result: Replay, call: Call) -> bool:
 
 def next_event(result: Replay, number: int) -> int | None:
     """The next call after `number` where something happens, for the "next thing" control."""
-    return next((call.number for call in result.calls[number:] if happens(result, call)), None)
+    return next((event for event in happenings(result) if event > number), None)
+
+
+@per_replay
+def happenings(result: Replay) -> list[int]:
+    return [call.number for call in result.calls if happens(result, call)]
 
 
 def narration(texts: dict[str, str], lang: str) -> str:
@@ -159,18 +178,31 @@ class Bill:
     growth: int | None  # this request minus the previous one
     cost: float
     price: float
-    bars: list[tuple[int, int, bool]]  # (call, what SENT grew by, current?) for every call
+    bars: list[tuple[int, int]]  # (call, what SENT grew by) for every call
     bar_max: int
     summarizer_output: int
+
+    @property
+    def slot(self) -> float:
+        """Width of one call's slot in the bars' 560-unit row."""
+        return 560 / len(self.bars)
+
+    @property
+    def labelled(self) -> bool:
+        """Whether each bar gets its call number under it (not when they would crowd)."""
+        return len(self.bars) <= 24
+
+
+@per_replay
+def increments(result: Replay) -> list[tuple[int, int]]:
+    """(call, what SENT grew by on it) for every call."""
+    totals = [0] + [call.sent_total for call in result.calls]
+    return [(call.number, totals[call.number] - totals[call.number - 1]) for call in result.calls]
 
 
 def bill(view: PageState, result: Replay, call: Call) -> Bill:
     previous = result.calls[call.number - 2] if call.number > 1 else None
-    increments = []
-    total = 0
-    for each in result.calls:
-        increments.append((each.number, each.sent_total - total, each.number == call.number))
-        total = each.sent_total
+    bars = increments(result)
     return Bill(
         sent_total=call.sent_total,
         this_call=call.sent_total - (previous.sent_total if previous else 0),
@@ -178,8 +210,8 @@ def bill(view: PageState, result: Replay, call: Call) -> Bill:
         growth=call.tokens - previous.tokens if previous else None,
         cost=call.sent_total * view.price / 1_000_000,
         price=view.price,
-        bars=increments,
-        bar_max=max((amount for _, amount, _ in increments), default=1) or 1,
+        bars=bars,
+        bar_max=max((amount for _, amount in bars), default=1) or 1,
         summarizer_output=call.summarizer_output_total,
     )
 
@@ -204,37 +236,58 @@ def event_text(event: Event) -> str:
     return texts.get(event.kind, lambda: "")()
 
 
-def event_log(result: Replay, number: int) -> list[dict]:
-    """The events of calls 1..number, one group per call."""
+def event_log(result: Replay, number: int, first: int = 1) -> list[dict]:
+    """The events of calls first..number, one group per call."""
     return [
         {
             "call": call.number,
             "current": call.number == number,
             "events": [{"kind": e.kind, "text": event_text(e)} for e in call.events],
         }
-        for call in result.calls[:number]
+        for call in result.calls[first - 1 : number]
     ]
 
 
-def chat(result: Replay, number: int) -> list[dict]:
-    """What the chat's user sees up to this call: requests and replies with text."""
+@dataclass
+class Chat:
+    added: list[dict]  # the bubbles to add: all of them, or those a +1 step adds
+    changed: list[dict]  # bubbles already shown that change (the one that was current)
+
+
+@per_replay
+def bubbles(result: Replay) -> list[dict]:
+    """What the chat's user sees: requests and replies with text, each with the call whose
+    reply it is or precedes (`call`)."""
     out = []
     replies = 0
     for item in result.scenario.script:
         role = item.role
         if role == "assistant":
             replies += 1
-            if replies > number:
-                break
         if role not in {"user", "assistant"}:
             continue
         text = content_text(item.message.get("content"))
-        if not text.strip():
-            continue
-        out.append({"role": role, "text": text, "current": role == "assistant" and replies == number, "call": replies})
+        if text.strip():
+            out.append({"id": item.id, "role": role, "text": text, "call": replies, "reply": role == "assistant"})
     return out
 
 
+def chat(result: Replay, number: int, shown: int = 0) -> Chat:
+    """The chat up to call `number`'s reply, the reply marked current. With `shown` (the call a
+    page already shows), only what comes after it, and the bubble that stops being current."""
+
+    def at(call: int) -> list[dict]:
+        return [{**bubble, "current": bubble["reply"] and bubble["call"] == call} for bubble in bubbles(result) if bubble["call"] <= call]
+
+    now = at(number)
+    if not shown:
+        return Chat(now, [])
+    then = at(shown)
+    changed = [bubble for bubble, was in zip(now, then) if bubble["current"] != was["current"]]
+    return Chat(now[len(then) :], changed)
+
+
+@per_replay
 def request_starts(result: Replay) -> list[tuple[int, int]]:
     """(request number, its first call) for the jump links."""
     starts: dict[int, int] = {}
@@ -332,7 +385,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
         if not known:
             raise StateError(400, [_("block: got %(got)r, this scenario has no such block", got=block_id)])
         return {"id": block_id, "label": block_id, "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}
-    kind, label = block_kind(block), block_label(block, tool_names(result))
+    kind, label = block_kind(block), block_label(block, tool_names(result), get_translations().gettext)
     calls = [
         f"{(c.get('function') or {}).get('name', '')}({(c.get('function') or {}).get('arguments', '')})"
         for c in block.message.get("tool_calls") or []

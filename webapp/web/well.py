@@ -3,55 +3,66 @@ language, over the pure layout of webapp/core/well.py (geometry, motion, label p
 
 from __future__ import annotations
 
-from flask_babel import format_number
-from flask_babel import gettext as _
+from typing import Callable
+
+from flask_babel import get_translations
 
 from ..core.history import Block
 from ..core.replay import Replay
 from ..core.well import Shape, Well, layout, tool_names
+from .languages import whole_numbers
 
 
 def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
     """The well of call `number` with its labels written."""
     well = layout(replay, number, selected)
     names = tool_names(replay)
+    # The catalog and number format looked up once: a well has up to hundreds of words to say.
+    _ = get_translations().gettext
+    tokens = whole_numbers()
     for shape in well.shapes:
-        shape.label = block_label(shape.block, names) if shape.block else _("floor: system prompt + tools")
-        shape.name = accessible_name(shape)
+        shape.label = block_label(shape.block, names, _) if shape.block else _("floor: system prompt + tools")
+        shape.name = accessible_name(shape, _, tokens)
     for trace in well.traces:
-        trace.label = _("%(count)d dropped (%(tokens)s tokens)", count=len(trace.ids), tokens=format_number(round(trace.tokens)))
+        trace.label = _("%(count)d dropped (%(tokens)s tokens)") % {"count": len(trace.ids), "tokens": tokens(trace.tokens)}
     return well
 
 
-def block_label(block: Block, names: dict[str, str]) -> str:
-    """What a block is, in words: its role, and the tool it calls or answers."""
+def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
+    """What a block is, in words (through the catalog's `_`): its role, and the tool it calls
+    or answers."""
     if block.state == "summary":
-        return _("summary of %(count)d messages", count=len(block.replaces))
+        return _("summary of %(count)d messages") % {"count": len(block.replaces)}
     if block.role == "tool":
-        return _("tool result: %(name)s", name=names.get(block.message.get("tool_call_id", ""), "?"))
+        return _("tool result: %(name)s") % {"name": names.get(block.message.get("tool_call_id", ""), "?")}
     if block.role == "function":
-        return _("tool result: %(name)s", name=block.message.get("name", "?"))
+        return _("tool result: %(name)s") % {"name": block.message.get("name", "?")}
     if block.role == "assistant":
         called = [(call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or []]
         if called:
-            return _("assistant → %(tools)s", tools=", ".join(called))
+            return _("assistant → %(tools)s") % {"tools": ", ".join(called)}
         return _("assistant")
     if block.role == "user":
         return _("user")
     return block.role or _("message")
 
 
-def accessible_name(shape: Shape) -> str:
-    tokens = format_number(round(shape.tokens))
+def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
+    """What a screen reader says of a block: what it is, its tokens, its state, KEEP."""
     if shape.kind == "floor":
-        return _("%(label)s, %(tokens)s tokens, never compacted", label=shape.label, tokens=tokens)
+        return _("%(label)s, %(tokens)s tokens, never compacted") % {"label": shape.label, "tokens": tokens(shape.tokens)}
     where = _("in KEEP") if shape.in_keep else _("outside KEEP")
-    state = {
-        "original": _("kept as sent"),
-        "truncated": _("truncated to a note (was %(was)s tokens)", was=format_number(round(shape.was or 0))),
-        "cleared": _("cleared to a placeholder (was %(was)s tokens)", was=format_number(round(shape.was or 0))),
-        "summary": _("a summary"),
-    }.get(shape.state, shape.state)
+    if shape.state == "truncated":
+        state = _("truncated to a note (was %(was)s tokens)") % {"was": tokens(shape.was or 0)}
+    elif shape.state == "cleared":
+        state = _("cleared to a placeholder (was %(was)s tokens)") % {"was": tokens(shape.was or 0)}
+    else:
+        state = {"original": _("kept as sent"), "summary": _("a summary")}.get(shape.state, shape.state)
     if shape.orphan:
         state += ", " + _("its call is gone: the API rejects the request")
-    return _("%(label)s, %(tokens)s tokens, %(state)s, %(where)s", label=shape.label, tokens=tokens, state=state, where=where)
+    return _("%(label)s, %(tokens)s tokens, %(state)s, %(where)s") % {
+        "label": shape.label,
+        "tokens": tokens(shape.tokens),
+        "state": state,
+        "where": where,
+    }

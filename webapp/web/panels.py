@@ -1,0 +1,110 @@
+"""Panels: the blocks of a page template that an htmx answer may send, each with the parts of
+the page state it shows.
+
+A panel declares its inputs in the template itself, as the first statement of its block:
+
+    {% block facts %}{% set inputs = "call settings lang" %}…{% endblock %}
+
+Inputs are URL parameter names, or `settings` (every replay setting), `pricing` (every price)
+or `state` (every parameter: a panel whose links or hidden fields carry the whole state). The
+panels are read from the template's source once, so the list lives in one place, beside the
+markup. A plain GET renders the whole page from the same blocks.
+
+For an htmx request the page the request came from is known (htmx sends `HX-Current-URL`), so
+the answer holds only the panels whose inputs differ between that page and the requested one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from urllib.parse import parse_qs, urlsplit
+
+from flask import Response, current_app, make_response, request
+from jinja2 import nodes
+from werkzeug.exceptions import HTTPException
+
+from .state import PRICING_PARAMS, SETTING_PARAMS, URL_PARAMS, PageState, StateError, read_state
+
+GROUPS = {"settings": SETTING_PARAMS, "pricing": PRICING_PARAMS, "state": URL_PARAMS}
+
+
+@dataclass(frozen=True)
+class Panel:
+    block: str
+    inputs: frozenset[str]  # URL parameter names
+
+    def shows(self, changed: set[str]) -> bool:
+        return not self.inputs.isdisjoint(changed)
+
+
+@cache
+def _declared(template: str, source: str) -> tuple[Panel, ...]:
+    found = []
+    for block in current_app.jinja_env.parse(source).find_all(nodes.Block):
+        first = block.body[0] if block.body else None
+        if isinstance(first, nodes.Assign) and isinstance(first.target, nodes.Name) and first.target.name == "inputs":
+            if not isinstance(first.node, nodes.Const):
+                raise ValueError(f"{template}: block {block.name} declares its inputs with a constant string")
+            names: set[str] = set()
+            for word in first.node.value.split():
+                if word not in GROUPS and word not in URL_PARAMS:
+                    raise ValueError(f"{template}: block {block.name} depends on {word!r}, which is no part of the page state")
+                names.update(GROUPS.get(word, (word,)))
+            found.append(Panel(block.name, frozenset(names)))
+    return tuple(found)
+
+
+def panels(template: str) -> tuple[Panel, ...]:
+    """The panels a template declares, in the template's order."""
+    source, _, _ = current_app.jinja_env.loader.get_source(current_app.jinja_env, template)
+    return _declared(template, source)
+
+
+def changed_inputs(before: PageState | None, after: PageState) -> set[str]:
+    """The URL parameters whose values differ between two states; all of them when there is
+    no state before (or another scenario)."""
+    if before is None or before.scenario.id != after.scenario.id:
+        return set(URL_PARAMS)
+    old, new = before.params(), after.params()
+    return {name for name in URL_PARAMS if old.get(name) != new.get(name)}
+
+
+def state_before(endpoint: str) -> PageState | None:
+    """The state of the page this request came from: the page htmx is on (HX-Current-URL), or
+    for a plain page load the page linked from (Referer), when it is the same kind of page;
+    else None."""
+    url = request.headers.get("HX-Current-URL") if is_htmx() else request.headers.get("Referer")
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.netloc and parts.netloc != request.host:
+        return None
+    adapter = current_app.url_map.bind(request.host)
+    try:
+        found, values = adapter.match(parts.path, method="GET")
+    except HTTPException:  # not one of our pages, or not a page at all
+        return None
+    if found != endpoint:
+        return None
+    args = {name: given[-1] for name, given in parse_qs(parts.query, keep_blank_values=True).items()}
+    try:
+        return read_state(values["scenario_id"], args)
+    except StateError:
+        return None
+
+
+def answer(body: str, view: PageState | None = None) -> Response:
+    """An htmx answer. It depends on the page it came from and on what sent it, so caches must
+    tell those apart. With a state, it puts that state's own URL in the address bar: a form
+    sends every field, defaults too, and the link to share is the short one."""
+    response = make_response(body)
+    response.vary.update(["HX-Current-URL", "HX-Target", "HX-Trigger"])
+    if view is not None:
+        response.headers["HX-Push-Url"] = view.url(request.endpoint)
+    return response
+
+
+def is_htmx() -> bool:
+    """An htmx swap (not a history restore, which wants the whole page)."""
+    return bool(request.headers.get("HX-Request")) and not request.headers.get("HX-History-Restore-Request")
