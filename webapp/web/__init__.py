@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask import Flask, g, render_template, request
-from flask_babel import Babel, format_number
+from flask_babel import Babel
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
 from jinja2_fragments.flask import render_block

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, UTC
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, Response, current_app, redirect, render_template, request
 from flask_babel import format_date, format_number
 from flask_babel import gettext as _
 
