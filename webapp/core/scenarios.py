@@ -452,6 +452,13 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
 # --- Transcripts ------------------------------------------------------------------------------
 
 
+# A pasted transcript's title and lesson, in each language of the interface (like a scenario's).
+TRANSCRIPT_WORD = {"en": "Transcript", "fr": "Transcription", "zh": "对话记录"}
+TRANSCRIPT_LESSON = {
+    "en": "Your own agent's chat, replayed call by call.",
+    "fr": "Le chat de votre agent, rejoué appel par appel.",
+    "zh": "你自己的智能体对话，逐次调用重放。",
+}
 NO_PREFIX = N_("No system prompt: each request starts with the first user message, and nothing is added ahead of it.")
 PREFIX_KEPT = N_(
     "Messages ahead of the first user request: %(count)s (system prompt, examples, an opening reply). "
@@ -500,8 +507,8 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
     name = scenario_id or transcript_id(text)
     return Scenario(
         id=name,
-        title={"en": title or f"Transcript {name}"},
-        lesson={"en": "Your own agent's chat, replayed call by call."},
+        title={"en": title} if title else {language: f"{word} {name}" for language, word in TRANSCRIPT_WORD.items()},
+        lesson=dict(TRANSCRIPT_LESSON),
         prefix=tuple(imported.messages[:start]),
         tools=imported.tools,
         script=[ScriptMessage(f"m{index + 1}", message) for index, message in enumerate(imported.messages[start:])],
