@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask import Flask, g, render_template, request
-from flask_babel import Babel, format_number
+from flask_babel import Babel, format_number, get_locale
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
 from markupsafe import Markup
@@ -118,6 +118,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(transcripts)
     app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links)
     app.jinja_env.filters.update(money=money, percent=percent)
+    # Every page's language code, for texts a template picks from a scenario (facts, titles).
+    app.context_processor(lambda: {"lang": str(get_locale())})
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
 
     @app.before_request

@@ -18,6 +18,8 @@ from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
+from ..core.story import narration_at
+from .story import call_story
 from .viewstate import SPEEDS, StateError, ViewState, read_view
 from .well import block_label, draw, last_seen, tool_names
 
@@ -96,7 +98,7 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "bill": bill(view, result, call),
         "log": event_log(result, view.call),
         "chat": chat(result, view.call),
-        "narration": narration(view.scenario.narration.get(view.call, {}), lang),
+        "story": call_story(result, view.call, lang),
         "next_event": next_event(result, view.call),
         "code": settings_code(view.settings),
         "sentence": call_sentence(result, call),
@@ -127,7 +129,7 @@ def keep_legend(settings) -> str:
 def happens(result: Replay, call: Call) -> bool:
     """Something worth stopping at: narration, a compaction, or a request the provider rejects."""
     return bool(
-        call.number in result.scenario.narration
+        narration_at(result, call.number) is not None
         or (call.compaction is not None and call.compaction.changed)
         or call.overflow
         or not call.valid
@@ -138,10 +140,6 @@ def happens(result: Replay, call: Call) -> bool:
 def next_event(result: Replay, number: int) -> int | None:
     """The next call after `number` where something happens, for the "next thing" control."""
     return next((call.number for call in result.calls[number:] if happens(result, call)), None)
-
-
-def narration(texts: dict[str, str], lang: str) -> str:
-    return texts.get(lang) or texts.get("en") or ""
 
 
 @dataclass
