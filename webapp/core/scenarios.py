@@ -620,6 +620,20 @@ class Library:
     def get(self, scenario_id: str) -> Scenario | None:
         return self.scenarios.get(scenario_id)
 
+    @property
+    def lessons(self) -> list[Scenario]:
+        """The path: the scenarios written as lessons (not transcripts), in teaching order."""
+        return [scenario for scenario in self.scenarios.values() if scenario.kind == "scenario"]
+
+    def lesson_number(self, scenario_id: str) -> int | None:
+        """1 for the first lesson; None for a transcript."""
+        return next((index for index, lesson in enumerate(self.lessons, 1) if lesson.id == scenario_id), None)
+
+    def next_lesson(self, scenario_id: str) -> Scenario | None:
+        number = self.lesson_number(scenario_id)
+        lessons = self.lessons
+        return lessons[number] if number is not None and number < len(lessons) else None
+
 
 def load_file(path: Path) -> Scenario:
     source = path.name

@@ -215,3 +215,43 @@ def explain(result: Replay, number: int) -> CallStory:
         sent_total=call.sent_total,
         summarizer_input=compaction.summarizer_input if compaction is not None else 0,
     )
+
+
+# --- What a strategy did over a whole replay (the comparison's columns) ---------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    strategy: str
+    first_above_line: int | None  # the first call whose request was above the red line
+    compactions: tuple[int, ...]  # calls where the hammer changed the request
+    grown_notes: int  # truncation notes longer than the result they replaced
+    grown_tokens: int  # what those notes added
+    overflow_calls: tuple[int, ...]
+    invalid_calls: tuple[int, ...]
+    no_room_calls: tuple[int, ...]
+
+
+def outcome(result: Replay) -> Outcome:
+    """What the replay's strategy did on this scenario, call by call, summed up."""
+    line = result.settings.limit
+    first_above = next(
+        (c.number for c in result.calls if (c.compaction.tokens_before if c.compaction else c.tokens) > line), None
+    )
+    compactions = tuple(c.number for c in result.calls if compacted(c))
+    grown = [
+        block.tokens_after - block.tokens_before
+        for number in compactions
+        for block in explain(result, number).struck
+        if block.action == "truncated" and block.tokens_after > block.tokens_before
+    ]
+    return Outcome(
+        strategy=result.settings.strategy,
+        first_above_line=first_above,
+        compactions=compactions,
+        grown_notes=len(grown),
+        grown_tokens=sum(grown),
+        overflow_calls=tuple(c.number for c in result.calls if c.overflow),
+        invalid_calls=tuple(c.number for c in result.calls if not c.valid),
+        no_room_calls=tuple(c.number for c in result.calls if c.no_room_for_reply),
+    )

@@ -108,6 +108,8 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXY_HOPS"])
 
     from .compare import blueprint as compare_panel
+    from .glossary import blueprint as glossary
+    from .glossary import event_meaning
     from .transcripts import blueprint as transcripts
     from .views import web
 
@@ -116,7 +118,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
     app.register_blueprint(transcripts)
-    app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links)
+    app.register_blueprint(glossary)
+    app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, event_meaning=event_meaning)
     app.jinja_env.filters.update(money=money, percent=percent)
     # Every page's language code, for texts a template picks from a scenario (facts, titles).
     app.context_processor(lambda: {"lang": str(get_locale())})
@@ -162,7 +165,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         messages = {
             404: _("There is no page at this address."),
             405: _("This address does not accept that method."),
-            413: _("What you sent is too large."),
+            413: _("What you sent is too large: the limit is %(limit)s bytes.", limit=format_number(app.config["MAX_CONTENT_LENGTH"])),
         }
         return error_page(error.code or 500, [messages.get(error.code, error.description or error.name)])
 

@@ -34,7 +34,9 @@ from ..core.compare import (
 from ..core.serialize import request_body
 from ..core.settings import COUNTER_NAMES, STRATEGIES, SettingsError
 from ..core.tokens import COUNTERS
+from ..core.story import outcome
 from .languages import money as format_money
+from .story import outcome_text
 from .viewstate import StateError, ViewState, read_view
 
 blueprint = Blueprint("compare", __name__)
@@ -164,6 +166,7 @@ def panel_context(view: ViewState, pricing: Pricing) -> dict:
                 "column": column,
                 "label": label(column, _),
                 "about": _(STRATEGIES[column.strategy]) if column.strategy in STRATEGIES else "",
+                "did": outcome_text(outcome(column.result)),
                 "current": (column.strategy, column.keep_facts) == current,
                 "winner": column.key == verdict.winner,
                 "well": small_well(comparison, column, view.call),

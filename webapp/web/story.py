@@ -9,7 +9,7 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 
 from ..core.replay import Replay
-from ..core.story import Arrival, CallStory, FactChange, Struck, explain, narration_at
+from ..core.story import Arrival, CallStory, FactChange, Outcome, Struck, explain, narration_at
 
 
 def n(value: float) -> str:
@@ -146,3 +146,47 @@ def call_story(result: Replay, number: int, lang: str) -> dict:
     if note is not None:
         return {"text": note.text(lang), "author": True, "conditional": not note.when.always}
     return {"text": explanation(explain(result, number), lang), "author": False, "conditional": False}
+
+
+def outcome_text(done: Outcome) -> str:
+    """What a strategy did on this scenario, for its column of the comparison."""
+    if done.first_above_line is None:
+        sentences = [_("Here the request never crossed the red line: there was nothing to compact.")]
+    elif done.compactions:
+        sentences = [
+            ngettext(
+                "Here the hammer fell once, at call %(first)s.",
+                "Here the hammer fell %(num)d times, first at call %(first)s.",
+                len(done.compactions),
+                first=done.compactions[0],
+            )
+        ]
+    elif done.strategy == "none":
+        sentences = [_("Here the request crossed the red line at call %(call)s, and nothing was compacted.", call=done.first_above_line)]
+    else:
+        sentences = [_("Here the request crossed the red line at call %(call)s, but nothing outside KEEP could be compacted.", call=done.first_above_line)]
+    if done.grown_notes:
+        sentences.append(
+            ngettext(
+                "%(num)d truncation note was longer than the small result it replaced (+%(tokens)s tokens).",
+                "%(num)d truncation notes were longer than the small results they replaced (+%(tokens)s tokens).",
+                done.grown_notes,
+                tokens=n(done.grown_tokens),
+            )
+        )
+    if done.overflow_calls:
+        sentences.append(
+            ngettext(
+                "The request overflowed the model's window at call %(call)s.",
+                "The request overflowed the model's window at %(num)d calls, from call %(call)s.",
+                len(done.overflow_calls),
+                call=done.overflow_calls[0],
+            )
+        )
+    if done.invalid_calls:
+        sentences.append(_("From call %(call)s an API rejects the requests: tool calls were split from their results.", call=done.invalid_calls[0]))
+    if done.no_room_calls:
+        sentences.append(_("At call %(call)s the reply had no room left in the window.", call=done.no_room_calls[0]))
+    if not (done.overflow_calls or done.invalid_calls or done.no_room_calls):
+        sentences.append(_("Every request fit the model's window."))
+    return " ".join(sentences)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flask import Blueprint, current_app, jsonify, render_template, request
+from flask import Blueprint, current_app, jsonify, render_template, request, send_from_directory, url_for
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import ngettext
@@ -40,6 +40,12 @@ def replay_for(view: ViewState) -> Replay:
 def home():
     library = current_app.extensions["scenario_library"]
     return render_template("home.html", library=library, lang=str(get_locale()))
+
+
+@web.route("/favicon.ico")
+def favicon():
+    """Browsers ask for /favicon.ico whatever the page says: answer with the page's icon."""
+    return send_from_directory(current_app.static_folder, "favicon.svg", mimetype="image/svg+xml", max_age=86400)
 
 
 @web.route("/play/<scenario_id>")
@@ -99,6 +105,7 @@ def play_context(view: ViewState, result: Replay) -> dict:
         "log": event_log(result, view.call),
         "chat": chat(result, view.call),
         "story": call_story(result, view.call, lang),
+        "path": lesson_path(view, lang),
         "next_event": next_event(result, view.call),
         "code": settings_code(view.settings),
         "sentence": call_sentence(result, call),
@@ -124,6 +131,21 @@ def keep_legend(settings) -> str:
     if settings.keep_unit == "turns":
         return ngettext("KEEP, the last turn: never compacted", "KEEP, the last %(num)d turns: never compacted", settings.keep)
     return ngettext("KEEP, the last request: never compacted", "KEEP, the last %(num)d requests: never compacted", settings.keep)
+
+
+def lesson_path(view: ViewState, lang: str) -> dict:
+    """Where this scenario sits on the path of lessons: its number, and the next lesson."""
+    library = current_app.extensions["scenario_library"]
+    following = library.next_lesson(view.scenario.id)
+    return {
+        "number": library.lesson_number(view.scenario.id),
+        "next": following
+        and {
+            "number": library.lesson_number(following.id),
+            "title": following.text("title", lang),
+            "url": url_for("web.play", scenario_id=following.id, lang=view.lang),
+        },
+    }
 
 
 def happens(result: Replay, call: Call) -> bool:
@@ -184,7 +206,7 @@ def event_text(event: Event) -> str:
         "turn_start": lambda: _("request %(request)s, turn %(turn)s", request=d.get("request"), turn=d.get("turn")),
         "model_call": lambda: _("%(tokens)s tokens in %(messages)s messages", tokens=n(d["tokens"]), messages=d["messages"]),
         "tool_call": lambda: d.get("name", ""),
-        "tool_result": lambda: _("result of %(id)s", id=d.get("tool_call_id", "")),
+        "tool_result": lambda: _("result of %(name)s", name=d.get("name") or d.get("tool_call_id", "")),
         "turn_end": lambda: _("turn %(turn)s done", turn=d.get("turn")),
         "overflow": lambda: _("%(tokens)s tokens do not fit the %(window)s-token window", tokens=n(d["tokens"]), window=n(d["window"])),
         "invalid_request": lambda: "; ".join(d.get("problems", [])),
@@ -312,7 +334,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
                 (name, _(counter.label), round(counter.block_tokens(result.scenario.floor_units(counter))))
                 for name, counter in block_counters(result)
             ],
-            "note": _("The estimate counter, like the seed, counts the system prompt only, not the tool definitions."),
+            "note": _("The estimate counter, like the reference compact() of the Compaction pattern, counts the system prompt only, not the tool definitions."),
             "estimated": "",
             "images": [],
         }
