@@ -209,6 +209,6 @@ def test_a_truncation_note_longer_than_its_result_is_explained(app):
     done = outcome(replay(scenario))
     assert done.grown_notes >= 1 and done.grown_tokens > 0 and done.overflow_calls
     with app.test_request_context("/"):
-        text = outcome_text(done)
+        text = outcome_text(done, "en")
     assert "longer than the small result" in text or "longer than the small results" in text
     assert "overflowed" in text

@@ -13,7 +13,7 @@ import io
 import json
 
 from flask import Blueprint, Response, current_app, jsonify, render_template, request, url_for
-from flask_babel import format_number
+from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 from jinja2_fragments.flask import render_blocks
@@ -33,8 +33,8 @@ from ..core.compare import (
 )
 from ..core.serialize import request_body
 from ..core.settings import COUNTER_NAMES, STRATEGIES, SettingsError
-from ..core.tokens import COUNTERS
 from ..core.story import outcome
+from ..core.tokens import COUNTERS
 from .languages import money as format_money
 from .story import outcome_text
 from .viewstate import StateError, ViewState, read_view
@@ -166,7 +166,7 @@ def panel_context(view: ViewState, pricing: Pricing) -> dict:
                 "column": column,
                 "label": label(column, _),
                 "about": _(STRATEGIES[column.strategy]) if column.strategy in STRATEGIES else "",
-                "did": outcome_text(outcome(column.result)),
+                "did": outcome_text(outcome(column.result), str(get_locale())),
                 "current": (column.strategy, column.keep_facts) == current,
                 "winner": column.key == verdict.winner,
                 "well": small_well(comparison, column, view.call),

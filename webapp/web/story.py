@@ -106,7 +106,7 @@ def bill_text(story: CallStory) -> str:
         else:
             text = _("SENT grew by %(tokens)s tokens, as much as at the previous call (%(total)s in all).", **values)
     if story.summarizer_input:
-        text += " " + _("%(tokens)s of them went to the summarizer.", tokens=n(story.summarizer_input))
+        text = joined([text, _("%(tokens)s of them went to the summarizer.", tokens=n(story.summarizer_input))], str(get_locale()))
     return text
 
 
@@ -137,7 +137,12 @@ def explanation(story: CallStory, lang: str) -> str:
             )
         )
     sentences.append(bill_text(story))
-    return " ".join(sentences)
+    return joined(sentences, lang)
+
+
+def joined(sentences: list[str], lang: str) -> str:
+    """Sentences one after the other: Chinese puts no space after its full stop."""
+    return ("" if lang == "zh" else " ").join(sentences)
 
 
 def call_story(result: Replay, number: int, lang: str) -> dict:
@@ -148,7 +153,7 @@ def call_story(result: Replay, number: int, lang: str) -> dict:
     return {"text": explanation(explain(result, number), lang), "author": False, "conditional": False}
 
 
-def outcome_text(done: Outcome) -> str:
+def outcome_text(done: Outcome, lang: str) -> str:
     """What a strategy did on this scenario, for its column of the comparison."""
     if done.first_above_line is None:
         sentences = [_("Here the request never crossed the red line: there was nothing to compact.")]
@@ -189,4 +194,13 @@ def outcome_text(done: Outcome) -> str:
         sentences.append(_("At call %(call)s the reply had no room left in the window.", call=done.no_room_calls[0]))
     if not (done.overflow_calls or done.invalid_calls or done.no_room_calls):
         sentences.append(_("Every request fit the model's window."))
-    return " ".join(sentences)
+    return joined(sentences, lang)
+
+
+def message_name(block_id: str) -> str:
+    """A block as people name it: its place in the chat, never the internal id ("m7")."""
+    if block_id.startswith("m") and block_id[1:].isdigit():
+        return _("message %(number)s of the chat", number=block_id[1:])
+    if block_id.startswith("s") and block_id[1:].isdigit():
+        return _("summary %(number)s", number=block_id[1:])
+    return ""

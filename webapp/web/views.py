@@ -19,7 +19,7 @@ from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
 from ..core.story import narration_at
-from .story import call_story
+from .story import call_story, message_name
 from .viewstate import SPEEDS, StateError, ViewState, read_view
 from .well import block_label, draw, last_seen, tool_names
 
@@ -80,6 +80,8 @@ def play_json(scenario_id: str):
             "floor_tokens": round(result.floor_tokens, 2),
             "read_as": origin_json(view.scenario, view.settings.counter, _),
             "warnings": result.warnings,
+            # What the page says at this call: the author's narration, or the generated explanation.
+            "story": call_story(result, view.call, str(get_locale())),
             "current": call_json(result, call),
         }
     )
@@ -344,7 +346,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
         known = any(item.id == block_id for item in result.scenario.script) or block_id.startswith("s")
         if not known:
             raise StateError(400, [_("block: got %(got)r, this scenario has no such block", got=block_id)])
-        return {"id": block_id, "label": block_id, "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}
+        return {"id": block_id, "label": message_name(block_id), "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}
     kind, label = block_label(block, tool_names(result))
     calls = [
         f"{(c.get('function') or {}).get('name', '')}({(c.get('function') or {}).get('arguments', '')})"
