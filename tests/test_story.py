@@ -217,12 +217,17 @@ def test_every_call_explains_itself(words, scenario_id, settings):
 
 
 def test_silent_calls_of_the_issue_now_say_what_happened(words):
+    def arrived(result, number, kind, tool=""):
+        """The tokens of what entered the history, as the replay measured them."""
+        found = next(a for a in explain(result, number).arrived if a.kind == kind and a.tool == tool)
+        return f"{found.tokens:,}"
+
     bike = play("bike-shop")
     text = words(bike, 3)["text"]
     assert not words(bike, 3)["author"]
-    assert "a user request (15 tokens)" in text and "stays under the red line (6,400)" in text
+    assert f"a user request ({arrived(bike, 3, 'request')} tokens)" in text and "stays under the red line (6,400)" in text
     receipt = play("receipt")
-    assert "the result of search_hotels (2,100 tokens)" in words(receipt, 2)["text"]
+    assert f"the result of search_hotels ({arrived(receipt, 2, 'tool_result', 'search_hotels')} tokens)" in words(receipt, 2)["text"]
     assert "the result of pay_booking" in words(receipt, 4)["text"]
     real = play("real-window")
     assert "red line (102,400)" in words(real, 3)["text"]
