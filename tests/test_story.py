@@ -279,3 +279,18 @@ def test_the_page_shows_the_narration_that_applies(client):
     assert "you changed them" not in page  # the story was written for these settings
     silent = client.get("/play/bike-shop?call=3").get_data(as_text=True)
     assert 'class="narration generated"' in silent and "stays under the red line" in silent
+
+
+@pytest.mark.parametrize("scenario_id", sorted(LIBRARY.scenarios))
+def test_lesson_texts_follow_each_languages_typography(scenario_id):
+    scenario = LIBRARY.get(scenario_id)
+    texts = {lang: [scenario.title.get(lang, ""), scenario.lesson.get(lang, "")] for lang in ("fr", "zh")}
+    for notes in scenario.narration.values():
+        for note in notes:
+            for lang in ("fr", "zh"):
+                texts[lang].append(note.texts.get(lang, ""))
+    for text in texts["fr"]:
+        # "8 000" or "80 %" with a plain space can break across two lines.
+        assert not re.search(r"\d \d{3}\b|\d %", text), text
+    for text in texts["zh"]:
+        assert not re.search(r"[\u4e00-\u9fff][.](\s|$)", text), text

@@ -71,12 +71,12 @@ class Arrival:
 class Struck:
     """One block the hammer changed at this call."""
 
-    action: Literal["truncated", "dropped", "summarized"]
+    action: Literal["truncated", "dropped", "summarized", "cleared"]
     block_id: str
     kind: Literal["request", "reply", "tool_result", "summary"]
     tool: str
     tokens_before: int
-    tokens_after: int  # 0 when dropped or folded into a summary
+    tokens_after: int  # 0 when dropped or folded into a summary; a cleared result's placeholder
     request: int  # the user request it belongs to
     fetch_once: bool = False  # a truncated result that cannot be fetched again
 
@@ -102,6 +102,7 @@ class CallStory:
     strategy: str
     compaction_tried: bool
     struck: tuple[Struck, ...]
+    held_back: int  # clear-tool-results left the request alone: clearing would take off only this many tokens
     facts: tuple[FactChange, ...]
     overflow: bool
     provider_tokens: int
@@ -155,12 +156,18 @@ def explain(result: Replay, number: int) -> CallStory:
         old = {block.id: block for block in before}
         new = {block.id: block for block in call.blocks}
         destroyed = set(compaction.destroyed)
-        for action, ids in (("truncated", compaction.truncated), ("dropped", compaction.dropped), ("summarized", compaction.summarized)):
+        actions = (
+            ("truncated", compaction.truncated),
+            ("cleared", compaction.cleared),
+            ("dropped", compaction.dropped),
+            ("summarized", compaction.summarized),
+        )
+        for action, ids in actions:
             for block_id in ids:
                 block = old.get(block_id)
                 if block is None:  # folded into an earlier summary already
                     continue
-                after = new.get(block_id) if action == "truncated" else None
+                after = new.get(block_id) if action in ("truncated", "cleared") else None
                 struck.append(
                     Struck(
                         action,
@@ -203,6 +210,7 @@ def explain(result: Replay, number: int) -> CallStory:
         strategy=result.settings.strategy,
         compaction_tried=compaction is not None,
         struck=tuple(struck),
+        held_back=compaction.held_back if compaction is not None else 0,
         facts=tuple(changes),
         overflow=call.overflow,
         provider_tokens=call.provider_tokens,

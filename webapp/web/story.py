@@ -44,6 +44,12 @@ def struck_text(action: str, blocks: list[Struck]) -> str:
             "shrank %(num)d old tool results (%(tools)s) to one-line notes (%(before)s → %(after)s tokens)",
             num=len(blocks), tools=tools, before=before, after=n(sum(block.tokens_after for block in blocks)),
         )
+    if action == "cleared":
+        return ngettext(
+            "cleared %(num)d old tool result (%(before)s → %(after)s tokens)",
+            "cleared %(num)d old tool results (%(before)s → %(after)s tokens)",
+            len(blocks), before=before, after=n(sum(block.tokens_after for block in blocks)),
+        )
     numbers = sorted({block.request for block in blocks})
     which = ngettext("request %(requests)s", "requests %(requests)s", len(numbers), requests=listed([str(number) for number in numbers]))
     if action == "dropped":
@@ -67,6 +73,11 @@ def line_text(story: CallStory) -> str:
             "The request, %(tokens)s tokens, is above the red line (%(line)s), but strategy none never compacts: everything is sent.",
             tokens=n(story.tokens), line=n(story.line),
         )
+    if not story.struck and story.held_back:
+        return _(
+            "The request, %(tokens)s tokens, is above the red line (%(line)s), but clearing would take off only %(held)s tokens, fewer than \"clear at least\": it is sent as it is.",
+            tokens=n(story.tokens), line=n(story.line), held=n(story.held_back),
+        )
     if not story.struck:
         return _(
             "The request, %(tokens)s tokens, is above the red line (%(line)s), but all that is left outside KEEP is already compacted: the hammer has nothing to strike.",
@@ -74,7 +85,7 @@ def line_text(story: CallStory) -> str:
         )
     actions = [
         struck_text(action, [block for block in story.struck if block.action == action])
-        for action in ("truncated", "dropped", "summarized")
+        for action in ("truncated", "cleared", "dropped", "summarized")
         if any(block.action == action for block in story.struck)
     ]
     return _(
