@@ -294,3 +294,9 @@ def test_lesson_texts_follow_each_languages_typography(scenario_id):
         assert not re.search(r"\d \d{3}\b|\d %", text), text
     for text in texts["zh"]:
         assert not re.search(r"[\u4e00-\u9fff][.](\s|$)", text), text
+
+
+def test_chinese_call_summary_puts_no_space_after_its_full_stops(client):
+    page = client.get("/play/tool-pairs?call=5&lang=zh").get_data(as_text=True)
+    summary = re.search(r'id="call-summary"[^>]*>([^<]*)', page).group(1)
+    assert "压缩" in summary and "。 " not in summary

@@ -3,6 +3,8 @@ sentences worded here from the core's structured account (webapp/core/story.py).
 
 from __future__ import annotations
 
+import re
+
 from babel.lists import format_list
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
@@ -149,6 +151,11 @@ def explanation(story: CallStory, lang: str) -> str:
         )
     sentences.append(bill_text(story))
     return joined(sentences, lang)
+
+
+def close_up(text: str, lang: str) -> str:
+    """Sentences glued with spaces, as written for English: Chinese puts no space after 。！？"""
+    return re.sub(r"([。！？]) +", r"\1", text) if lang == "zh" else text
 
 
 def joined(sentences: list[str], lang: str) -> str:

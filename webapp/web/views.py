@@ -19,7 +19,7 @@ from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
 from ..core.story import narration_at
-from .story import call_story, message_name
+from .story import call_story, close_up, message_name
 from .viewstate import SPEEDS, StateError, ViewState, read_view
 from .well import block_label, draw, last_seen, tool_names
 
@@ -306,7 +306,7 @@ def call_sentence(result: Replay, call: Call) -> str:
         base += " " + _("The request fits, but the reply does not: it will be cut short or rejected.")
     if call.problems:
         base += " " + _("An API would reject this request: a tool call and its result were separated.")
-    return base
+    return close_up(base, str(get_locale()))
 
 
 def prefix_text(prefix) -> str:
