@@ -110,7 +110,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .compare import blueprint as compare_panel
     from .glossary import blueprint as glossary
     from .glossary import event_meaning
-    from .story import message_name
+    from .story import close_up, message_name
     from .transcripts import blueprint as transcripts
     from .views import web
 
@@ -121,7 +121,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(transcripts)
     app.register_blueprint(glossary)
     app.jinja_env.globals.update(go=go, oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, event_meaning=event_meaning, message_name=message_name)
-    app.jinja_env.filters.update(money=money, percent=percent)
+    app.jinja_env.filters.update(money=money, percent=percent, close_up=close_up)
     # Every page's language code, for texts a template picks from a scenario (facts, titles).
     app.context_processor(lambda: {"lang": str(get_locale())})
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
