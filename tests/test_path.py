@@ -14,7 +14,6 @@ import pytest
 from webapp.core.library import SCENARIOS_DIR
 from webapp.core.replay import replay
 from webapp.core.scenarios import load_library, parse_scenario_toml
-from webapp.core.settings import parse_settings
 from webapp.core.story import outcome
 from webapp.web.glossary import EVENTS
 

@@ -190,7 +190,7 @@ def test_bad_conditions_are_named(narration, where, what):
 
 
 def cases():
-    for scenario_id, scenario in LIBRARY.scenarios.items():
+    for scenario_id in LIBRARY.scenarios:
         for strategy in sorted(STRATEGIES):
             yield scenario_id, {"strategy": strategy}
         yield scenario_id, {"strategy": "summarize", "keep_facts": True}
