@@ -23,7 +23,7 @@ def test_pages_link_static_files_by_hashed_names_cached_for_a_year(client):
     links = static_links(client) + static_links(client, "/compare/bike-shop")
     assert {link.rsplit("/", 1)[1].split(".")[0] for link in links} >= {"app", "htmx", "compare"}
     for link in links:
-        assert re.search(r"\.[0-9a-f]{12}\.(css|js)$", link), link
+        assert re.search(r"\.[0-9a-f]{12}\.(css|js|svg)$", link), link
         response = client.get(link)
         assert response.status_code == 200
         max_age = int(re.search(r"max-age=(\d+)", response.headers["Cache-Control"]).group(1))

@@ -34,6 +34,7 @@ KEYWORDS = {**DEFAULT_KEYWORDS, "lazy_gettext": None}
 ALLOWED_TEXT = {
     "SENT",  # the bill's name in the lesson, left in English by both the French and Chinese pages
     "KEEP",  # the protected zone's name in the lesson, likewise left in English
+    "Gulp",  # the overflow's name in the lesson, the same in the French and Chinese narration
     "JSON",  # a format's name
     "N",  # the letter of a keyboard shortcut, the same key whatever the language
 }

@@ -31,8 +31,11 @@ def test_every_scenario_loads_with_lesson_facts_and_narration():
         assert scenario.narration, scenario.id
         for language in ("en", "fr", "zh"):
             assert scenario.lesson.get(language), (scenario.id, language)
-            for call, text in scenario.narration.items():
-                assert text.get(language), (scenario.id, call, language)
+            for call, notes in scenario.narration.items():
+                for note in notes:
+                    assert note.texts.get(language), (scenario.id, call, language)
+            for fact in scenario.facts:
+                assert fact.labels.get(language), (scenario.id, fact.text, language)
 
 
 @pytest.mark.parametrize("scenario_id", sorted(LIBRARY.scenarios))

@@ -13,6 +13,7 @@ from webapp.core.scenarios import (
     AssistantEntry,
     FactSpec,
     NarrationSpec,
+    NarrationWhen,
     ScenarioFile,
     ToolCallSpec,
     ToolEntry,
@@ -21,9 +22,10 @@ from webapp.core.scenarios import (
     parse_scenario_toml,
 )
 from webapp.core.settings import STRATEGIES, Settings, parse_settings
+from webapp.core.story import narration_at
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "scenarios.md").read_text(encoding="utf-8")
-MODELS = [ScenarioFile, Settings, ToolSpec, FactSpec, ToolCallSpec, UserEntry, AssistantEntry, ToolEntry, NarrationSpec]
+MODELS = [ScenarioFile, Settings, ToolSpec, FactSpec, ToolCallSpec, UserEntry, AssistantEntry, ToolEntry, NarrationSpec, NarrationWhen]
 
 
 def section_of(model: type[BaseModel]) -> str:
@@ -76,10 +78,12 @@ def test_every_strategy_and_counter_is_named():
 
 
 def test_the_worked_example_loads_and_teaches_what_the_doc_says():
-    example = re.search(r"```toml\n(.*?)```", DOC, re.S).group(1)
+    example = re.search(r"```toml\n(id = .*?)```", DOC, re.S).group(1)
     scenario = parse_scenario_toml(example, "lost-ticket.toml")
     forgetful = replay(scenario)
     assert forgetful.calls[2].compaction is not None
     assert [fact.present for fact in forgetful.calls[2].facts] == [False]
     careful = replay(scenario, parse_settings({"keep_facts": True}, scenario.settings))
     assert [fact.present for fact in careful.calls[2].facts] == [True]
+    assert "Tick Keep facts" in narration_at(forgetful, 3).text()
+    assert "word for word" in narration_at(careful, 3).text()

@@ -351,3 +351,11 @@ def test_the_message_cap_counts_the_prefix_too(client, app):
     response = client.post("/transcripts", data={"transcript": json.dumps([*examples, USER])})
     assert response.status_code == 400
     assert f"{cap + 1:,} messages; at most {cap:,}" in response.get_data(as_text=True)
+
+
+def test_a_pasted_transcript_is_titled_in_the_readers_language(client):
+    link = client.post("/transcripts", data={"transcript": transcript([USER])}).headers["Location"]
+    scenario_id = link.split("/play/")[1].split("?")[0]
+    for lang, word in (("en", "Transcript"), ("fr", "Transcription"), ("zh", "对话记录")):
+        page = client.get(f"/play/{scenario_id}?lang={lang}").get_data(as_text=True)
+        assert f"{word} {scenario_id}" in page

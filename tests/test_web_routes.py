@@ -157,7 +157,7 @@ def test_every_panel_declares_inputs_that_exist(app):
 def test_hammer_call_shows_the_compact_event_before_and_after(client):
     page = text(client.get("/play/bike-shop?call=5"))
     assert "compacting" in page and 'class="hammer"' in page
-    assert "<code>compact</code> <span>6,443 → 3,087 tokens</span>" in page
+    assert "<code>compact</code></a> <span>6,443 → 3,087 tokens</span>" in page
     assert "Compaction shrank the request from 6,443 to 3,087 tokens." in page
     # the shrunk tool result is labelled with its note, old and new size
     assert "✂ tool result: get_order" in page and "72 ← 3,428" in page
@@ -222,7 +222,7 @@ def test_selecting_a_block_shows_its_content_and_each_counter(client):
     page = text(client.get("/play/bike-shop?call=5&block=m3"))
     detail = page[page.index('id="detail"'):page.index('id="bill"')]
     assert "[Truncated to save context" in detail
-    for counter in ("chars / 4", "cl100k_base", "o200k_base"):
+    for counter in ("estimate (characters / 4)", "cl100k_base", "o200k_base"):
         assert counter in detail
     floor = text(client.get("/play/bike-shop?call=1&block=floor"))
     assert "You are the support assistant of a bike shop." in floor

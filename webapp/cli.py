@@ -131,7 +131,7 @@ def table(result: Replay) -> str:
     s = result.settings
     lines = [
         f"{result.scenario.text('title')} · strategy {s.strategy} · window {s.window:,}"
-        + (f" (the model really has {s.model_window:,})" if s.model_window else "")
+        + (f" · model's window {s.model_window:,}" if s.model_window else "")
         + " · "
         f"line {s.threshold:.0%} ({s.limit:,.0f}) · {keep_words(s)} · counter {s.counter}"
         + (f" · {clearing_words(s)}" if s.strategy == "clear-tool-results" else ""),

@@ -360,8 +360,16 @@ class _Loop:
             if item.role in TOOL_RESULT_ROLES:
                 # A legacy function result names its function instead of a call id.
                 answers = item.message.get("tool_call_id") or item.message.get("name", "")
-                event = Event("tool_result", len(self.calls), {"id": block.id, "tool_call_id": answers})
+                name = self._tool_name(answers) or item.message.get("name", "")
+                event = Event("tool_result", len(self.calls), {"id": block.id, "tool_call_id": answers, "name": name})
                 (self.calls[-1].events if self.calls else self.pending).append(event)
+
+    def _tool_name(self, call_id: str) -> str:
+        """The name of the tool the last reply called with `call_id` ("" when none did)."""
+        reply = self.calls[-1].reply if self.calls else None
+        if reply is None:
+            return ""
+        return next((name for known, (name, _) in zip(reply.tool_call_ids, tool_call_texts(reply.message)) if known == call_id), "")
 
     def finish(self) -> None:
         if not self.scenario.script:

@@ -34,7 +34,7 @@ from pydantic import (
 )
 
 from .i18n import N_
-from .settings import Settings, SettingsError, parse_settings
+from .settings import COUNTER_NAMES, STRATEGIES, Settings, SettingsError, parse_settings
 from .tokens import Message, content_text
 from .transcript_formats import FORMAT_LABELS, FormatError, import_transcript, loads, relocate
 
@@ -76,7 +76,7 @@ class ToolSpec(Strict):
 
 class FactSpec(Strict):
     text: str = Field(min_length=1, description="text that must still be in the request")
-    label: str = Field("", description="what the fact is, for people")
+    label: Localized = Field("", description="what the fact is, for people; a string or a table of languages")
     needed_from_call: int = Field(ge=1, description="the first model call that needs it")
 
 
@@ -127,9 +127,25 @@ ChatEntry = Annotated[
 ]
 
 
+class NarrationWhen(Strict):
+    """When a narration applies: every condition given must hold (none given: always)."""
+
+    strategy: list[str] | str | None = Field(None, description="the strategy, or one of a list")
+    counter: list[str] | str | None = Field(None, description="the counter, or one of a list")
+    keep_facts: bool | None = Field(None, description="keep facts on (true) or off (false)")
+    compacted: bool | None = Field(None, description="the hammer changed the request at this call")
+    overflow: bool | None = Field(None, description="the request is larger than the model's window")
+    invalid_request: bool | None = Field(None, description="an API rejects the request: a tool call split from its result")
+    no_room_for_reply: bool | None = Field(None, description="the request fits but its reply does not")
+    facts: Literal["kept", "lost"] | None = Field(
+        None, description="kept: every critical fact seen so far is still sent; lost: one of them no longer is"
+    )
+
+
 class NarrationSpec(Strict):
     call: int = Field(ge=1, description="the model call this sentence explains")
     text: Localized = Field(description="a few sentences on what happens at that call")
+    when: NarrationWhen | None = Field(None, description="conditions; the first entry of a call whose conditions hold is shown")
 
 
 class ScenarioFile(Strict):
@@ -153,8 +169,42 @@ class ScenarioFile(Strict):
 @dataclass(frozen=True)
 class Fact:
     text: str
-    label: str
+    label: str  # in English (the text itself when the author gave no label)
     needed_from_call: int
+    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def label_in(self, language: str) -> str:
+        """What the fact is, in `language` (English as the fallback)."""
+        return self.labels.get(language) or self.label
+
+
+@dataclass(frozen=True)
+class Condition:
+    """When a narration applies, as the replay can check it (None: either way)."""
+
+    strategies: frozenset[str] | None = None
+    counters: frozenset[str] | None = None
+    keep_facts: bool | None = None
+    compacted: bool | None = None
+    overflow: bool | None = None
+    invalid_request: bool | None = None
+    no_room_for_reply: bool | None = None
+    facts: Literal["kept", "lost"] | None = None
+
+    @property
+    def always(self) -> bool:
+        return self == Condition()
+
+
+@dataclass(frozen=True)
+class Narration:
+    """What the author says at one call, and when."""
+
+    texts: dict[str, str]
+    when: Condition = field(default_factory=Condition)
+
+    def text(self, language: str = "en") -> str:
+        return self.texts.get(language) or self.texts.get("en") or next(iter(self.texts.values()), "")
 
 
 @dataclass(frozen=True)
@@ -195,7 +245,8 @@ class Scenario:
     settings: Settings = field(default_factory=Settings)
     facts: list[Fact] = field(default_factory=list)
     fetch_once_tools: frozenset[str] = frozenset()
-    narration: dict[int, dict[str, str]] = field(default_factory=dict)
+    # Per call, the narrations in file order: the first whose condition holds is shown.
+    narration: dict[int, tuple[Narration, ...]] = field(default_factory=dict)
     source: str = ""
     kind: Literal["scenario", "transcript"] = "scenario"
     order: int = 1000
@@ -238,6 +289,30 @@ def count_calls(script: list[ScriptMessage]) -> int:
 
 def _localized(value: Localized) -> dict[str, str]:
     return {"en": value} if isinstance(value, str) else dict(value)
+
+
+def _names(value: list[str] | str | None, accepted: tuple[str, ...] | dict, key: str) -> tuple[frozenset[str] | None, list[tuple[str, str]]]:
+    if value is None:
+        return None, []
+    names = [value] if isinstance(value, str) else value
+    unknown = [name for name in names if name not in accepted]
+    if unknown or not names:
+        return None, [(key, f"got {', '.join(map(repr, unknown)) or 'an empty list'}, expected one or a list of {', '.join(accepted)}")]
+    return frozenset(names), []
+
+
+def _fact(spec: FactSpec) -> Fact:
+    labels = _localized(spec.label) if spec.label else {}
+    return Fact(spec.text, labels.get("en") or spec.text, spec.needed_from_call, labels)
+
+
+def _condition(when: NarrationWhen | None) -> tuple[Condition, list[tuple[str, str]]]:
+    if when is None:
+        return Condition(), []
+    strategies, problems = _names(when.strategy, STRATEGIES, "strategy")
+    counters, more = _names(when.counter, COUNTER_NAMES, "counter")
+    flags = when.model_dump(exclude={"strategy", "counter"})
+    return Condition(strategies=strategies, counters=counters, **flags), problems + more
 
 
 def _path(loc: tuple) -> str:
@@ -428,9 +503,18 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
     for index, fact in enumerate(spec.facts):
         if fact.needed_from_call > calls:
             problems.append((f"facts[{index}].needed_from_call", f"the chat has {calls} model calls"))
+    narration: dict[int, list[Narration]] = {}
     for index, note in enumerate(spec.narration):
         if note.call > calls:
             problems.append((f"narration[{index}].call", f"the chat has {calls} model calls"))
+        when, condition_problems = _condition(note.when)
+        problems += [(f"narration[{index}].when.{key}", what) for key, what in condition_problems]
+        earlier = narration.setdefault(note.call, [])
+        if earlier and earlier[-1].when.always:
+            problems.append(
+                (f"narration[{index}]", f"never shown: an earlier entry for call {note.call} has no `when`, so it always applies")
+            )
+        earlier.append(Narration(_localized(note.text), when))
     if problems:
         raise ScenarioError(source, problems)
     return Scenario(
@@ -441,9 +525,9 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
         tools=[_tool_definition(tool) for tool in spec.tools],
         script=script,
         settings=settings,
-        facts=[Fact(f.text, f.label or f.text, f.needed_from_call) for f in spec.facts],
+        facts=[_fact(f) for f in spec.facts],
         fetch_once_tools=frozenset(tool.name for tool in spec.tools if tool.fetch_once),
-        narration={note.call: _localized(note.text) for note in spec.narration},
+        narration={call: tuple(notes) for call, notes in narration.items()},
         source=source,
         order=spec.order,
     )
@@ -452,6 +536,13 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
 # --- Transcripts ------------------------------------------------------------------------------
 
 
+# A pasted transcript's title and lesson, in each language of the interface (like a scenario's).
+TRANSCRIPT_WORD = {"en": "Transcript", "fr": "Transcription", "zh": "对话记录"}
+TRANSCRIPT_LESSON = {
+    "en": "Your own agent's chat, replayed call by call.",
+    "fr": "Le chat de votre agent, rejoué appel par appel.",
+    "zh": "你自己的智能体对话，逐次调用重放。",
+}
 NO_PREFIX = N_("No system prompt: each request starts with the first user message, and nothing is added ahead of it.")
 PREFIX_KEPT = N_(
     "Messages ahead of the first user request: %(count)s (system prompt, examples, an opening reply). "
@@ -500,8 +591,8 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
     name = scenario_id or transcript_id(text)
     return Scenario(
         id=name,
-        title={"en": title or f"Transcript {name}"},
-        lesson={"en": "Your own agent's chat, replayed call by call."},
+        title={"en": title} if title else {language: f"{word} {name}" for language, word in TRANSCRIPT_WORD.items()},
+        lesson=dict(TRANSCRIPT_LESSON),
         prefix=tuple(imported.messages[:start]),
         tools=imported.tools,
         script=[ScriptMessage(f"m{index + 1}", message) for index, message in enumerate(imported.messages[start:])],
@@ -528,6 +619,20 @@ class Library:
 
     def get(self, scenario_id: str) -> Scenario | None:
         return self.scenarios.get(scenario_id)
+
+    @property
+    def lessons(self) -> list[Scenario]:
+        """The path: the scenarios written as lessons (not transcripts), in teaching order."""
+        return [scenario for scenario in self.scenarios.values() if scenario.kind == "scenario"]
+
+    def lesson_number(self, scenario_id: str) -> int | None:
+        """1 for the first lesson; None for a transcript."""
+        return next((index for index, lesson in enumerate(self.lessons, 1) if lesson.id == scenario_id), None)
+
+    def next_lesson(self, scenario_id: str) -> Scenario | None:
+        number = self.lesson_number(scenario_id)
+        lessons = self.lessons
+        return lessons[number] if number is not None and number < len(lessons) else None
 
 
 def load_file(path: Path) -> Scenario:

@@ -10,10 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .i18n import N_
 
 STRATEGIES = {
-    "none": N_("never compacts: watch the well overflow"),
+    "none": N_("never compacts: every call resends the whole history"),
     "truncate": N_("level 1: old tool results become a one-line note"),
     "drop": N_("level 2: old exchanges are dropped whole"),
-    "truncate-drop": N_("level 1, then level 2 if that was not enough (the seed's compact())"),
+    "truncate-drop": N_("level 1, then level 2 if that was not enough: the reference compact() of the Compaction pattern"),
     "summarize": N_("old exchanges become one summary message (costs a model call)"),
     "naive-drop": N_(
         "deliberately broken, for the lesson: drops one message at a time, oldest first, "

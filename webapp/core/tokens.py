@@ -112,7 +112,7 @@ GPT_4O_IMAGES = DEFAULT_RATE
 
 class EstimateCounter:
     name = "estimate"
-    label = N_("chars / 4 (the seed's estimate)")
+    label = N_("estimate (characters / 4)")
 
     def measure(self, message: Message) -> int:
         images = image_parts(message)

@@ -154,7 +154,7 @@ class TranscriptStore:
         if len(data) > self.max_bytes:
             raise TranscriptTooLarge(len(data), self.max_bytes)
         name = transcript_name(data)
-        scenario = parse_transcript(decode(data), "transcript", scenario_id=name, title=f"Transcript {name}")
+        scenario = parse_transcript(decode(data), "transcript", scenario_id=name)
         # The prefix counts too: a replay sends it with every request.
         count = len(scenario.prefix) + len(scenario.script)
         if count > self.max_messages:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flask import Flask, g, render_template, request
-from flask_babel import Babel
+from flask_babel import Babel, format_number, get_locale
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
 from jinja2_fragments.flask import render_block
@@ -110,6 +110,9 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXY_HOPS"])
 
     from .compare import blueprint as compare_panel
+    from .glossary import blueprint as glossary
+    from .glossary import event_meaning
+    from .story import close_up, message_name
     from .transcripts import blueprint as transcripts
     from .views import web
 
@@ -118,9 +121,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(web)
     app.register_blueprint(compare_panel)
     app.register_blueprint(transcripts)
-    app.jinja_env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links)
+    app.register_blueprint(glossary)
+    app.jinja_env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, event_meaning=event_meaning, message_name=message_name)
     # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
-    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number)
+    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up)
+    # Every page's language code, for texts a template picks from a scenario (facts, titles).
+    app.context_processor(lambda: {"lang": str(get_locale())})
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
     # No lines left behind by template tags: a step's answer is mostly markup, so its
     # indentation is a good part of its bytes.
@@ -166,7 +172,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         messages = {
             404: _("There is no page at this address."),
             405: _("This address does not accept that method."),
-            413: _("What you sent is too large."),
+            413: _("What you sent is too large: the limit is %(limit)s bytes.", limit=format_number(app.config["MAX_CONTENT_LENGTH"])),
         }
         return error_page(error.code or 500, [messages.get(error.code, error.description or error.name)])
 

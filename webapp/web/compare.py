@@ -24,9 +24,11 @@ from ..core.compare import Column, Comparison, Name, compare, comparison_json, f
 from ..core.pricing import Pricing
 from ..core.serialize import request_body
 from ..core.settings import COUNTER_NAMES, STRATEGIES
+from ..core.story import outcome
 from ..core.tokens import COUNTERS
 from .languages import money as format_money
 from .panels import answer, is_htmx
+from .story import outcome_text
 from .state import PageState, read_state
 
 blueprint = Blueprint("compare", __name__)
@@ -116,6 +118,7 @@ def panel_context(view: PageState) -> dict:
                 "column": column,
                 "label": column_name(name_of(column)),
                 "about": _(STRATEGIES[column.strategy]) if column.strategy in STRATEGIES else "",
+                "did": outcome_text(outcome(column.result), str(get_locale())),
                 "current": (column.strategy, column.keep_facts) == current,
                 "winner": column.key == verdict.winner,
                 "well": small_well(comparison, column, view.call),

@@ -82,7 +82,12 @@ def create():
 
 def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", status: int = 200):
     limit = store().max_bytes
+    problems = problems or []
+    # The note on tool pairs only under a problem about tool pairs, not under invalid JSON.
+    tool_pair_problems = any("tool_call" in where for where, _what in problems)
     return (
-        render_template("transcript_new.html", problems=problems or [], text=text, limit=limit, limit_text=format_number(limit)),
+        render_template(
+            "transcript_new.html", problems=problems, text=text, limit=limit, limit_text=format_number(limit), tool_pair_problems=tool_pair_problems
+        ),
         status,
     )

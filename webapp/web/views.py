@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flask import Blueprint, current_app, jsonify, make_response, render_template, request
+from flask import Blueprint, current_app, jsonify, make_response, render_template, request, send_from_directory, url_for
 from flask_babel import format_number, get_locale, get_translations
 from flask_babel import gettext as _
 from flask_babel import ngettext
@@ -19,9 +19,11 @@ from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
 from .languages import percent
+from ..core.story import narration_at
 from ..core.well import block_kind, latest_version, tool_names
 from .panels import answer, changed_inputs, is_htmx, panels, state_before
 from .state import SETTING_PARAMS, SPEEDS, PageState, StateError, read_state
+from .story import call_story, close_up, message_name
 from .well import block_label, draw
 
 web = Blueprint("web", __name__)
@@ -41,6 +43,12 @@ def replay_for(view: PageState) -> Replay:
 def home():
     library = current_app.extensions["scenario_library"]
     return render_template("home.html", library=library, lang=str(get_locale()))
+
+
+@web.route("/favicon.ico")
+def favicon():
+    """Browsers ask for /favicon.ico whatever the page says: answer with the page's icon."""
+    return send_from_directory(current_app.static_folder, "favicon.svg", mimetype="image/svg+xml", max_age=86400)
 
 
 @web.route("/play/<scenario_id>")
@@ -91,6 +99,8 @@ def play_json(scenario_id: str):
             "floor_tokens": round(result.floor_tokens, 2),
             "read_as": origin_json(view.scenario, view.settings.counter, _),
             "warnings": result.warnings,
+            # What the page says at this call: the author's narration, or the generated explanation.
+            "story": call_story(result, view.call, str(get_locale())),
             "current": call_json(result, call),
         }
     )
@@ -117,7 +127,8 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         "bill": bill(view, result, call),
         "log": event_log(result, view.call, first=before.call if before else 1),
         "chat": chat(result, view.call, before.call if before else 0),
-        "narration": narration(view.scenario.narration.get(view.call, {}), lang),
+        "story": call_story(result, view.call, lang),
+        "path": lesson_path(view, lang),
         "next_event": next_event(result, view.call),
         "code": settings_code(view.settings),
         "sentence": call_sentence(result, call),
@@ -145,10 +156,25 @@ def keep_legend(settings) -> str:
     return ngettext("KEEP, the last request: never compacted", "KEEP, the last %(num)d requests: never compacted", settings.keep)
 
 
+def lesson_path(view: PageState, lang: str) -> dict:
+    """Where this scenario sits on the path of lessons: its number, and the next lesson."""
+    library = current_app.extensions["scenario_library"]
+    following = library.next_lesson(view.scenario.id)
+    return {
+        "number": library.lesson_number(view.scenario.id),
+        "next": following
+        and {
+            "number": library.lesson_number(following.id),
+            "title": following.text("title", lang),
+            "url": url_for("web.play", scenario_id=following.id, lang=view.lang),
+        },
+    }
+
+
 def happens(result: Replay, call: Call) -> bool:
     """Something worth stopping at: narration, a compaction, or a request the provider rejects."""
     return bool(
-        call.number in result.scenario.narration
+        narration_at(result, call.number) is not None
         or (call.compaction is not None and call.compaction.changed)
         or call.overflow
         or not call.valid
@@ -164,10 +190,6 @@ def next_event(result: Replay, number: int) -> int | None:
 @per_replay
 def happenings(result: Replay) -> list[int]:
     return [call.number for call in result.calls if happens(result, call)]
-
-
-def narration(texts: dict[str, str], lang: str) -> str:
-    return texts.get(lang) or texts.get("en") or ""
 
 
 @dataclass
@@ -225,7 +247,7 @@ def event_text(event: Event) -> str:
         "turn_start": lambda: _("request %(request)s, turn %(turn)s", request=d.get("request"), turn=d.get("turn")),
         "model_call": lambda: _("%(tokens)s tokens in %(messages)s messages", tokens=n(d["tokens"]), messages=d["messages"]),
         "tool_call": lambda: d.get("name", ""),
-        "tool_result": lambda: _("result of %(id)s", id=d.get("tool_call_id", "")),
+        "tool_result": lambda: _("result of %(name)s", name=d.get("name") or d.get("tool_call_id", "")),
         "turn_end": lambda: _("turn %(turn)s done", turn=d.get("turn")),
         "overflow": lambda: _("%(tokens)s tokens do not fit the %(window)s-token window", tokens=n(d["tokens"]), window=n(d["window"])),
         "invalid_request": lambda: "; ".join(d.get("problems", [])),
@@ -344,7 +366,7 @@ def call_sentence(result: Replay, call: Call) -> str:
         base += " " + _("The request fits, but the reply does not: it will be cut short or rejected.")
     if call.problems:
         base += " " + _("An API would reject this request: a tool call and its result were separated.")
-    return base
+    return close_up(base, str(get_locale()))
 
 
 def prefix_text(prefix) -> str:
@@ -374,7 +396,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
                 (name, _(counter.label), round(counter.block_tokens(result.scenario.floor_units(counter))))
                 for name, counter in block_counters(result)
             ],
-            "note": _("The estimate counter, like the seed, counts the system prompt only, not the tool definitions."),
+            "note": _("The estimate counter, like the reference compact() of the Compaction pattern, counts the system prompt only, not the tool definitions."),
             "estimated": "",
             "images": [],
         }
@@ -384,7 +406,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
         known = any(item.id == block_id for item in result.scenario.script) or block_id.startswith("s")
         if not known:
             raise StateError(400, [_("block: got %(got)r, this scenario has no such block", got=block_id)])
-        return {"id": block_id, "label": block_id, "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}
+        return {"id": block_id, "label": message_name(block_id), "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}
     kind, label = block_kind(block), block_label(block, tool_names(result), get_translations().gettext)
     calls = [
         f"{(c.get('function') or {}).get('name', '')}({(c.get('function') or {}).get('arguments', '')})"

@@ -1,0 +1,45 @@
+"""The glossary: what each thing drawn on the play page means, and each event of the log.
+
+One list serves the glossary page, the event log's explanations on hover and focus, and the
+tests that check that every event the replay can log is explained.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, render_template
+from flask_babel import gettext as _
+
+from ..core.i18n import N_
+from ..core.settings import STRATEGIES
+
+blueprint = Blueprint("glossary", __name__)
+
+# Every kind of event a replay logs (core/replay.py, `Event`), in the order a call logs them.
+EVENTS = {
+    "user_message": N_("A user request enters the history. It waits there for the next model call."),
+    "compact": N_(
+        "The hammer: the request was above the red line, so the loop compacted the history before the "
+        "model call. Shown as tokens before → after."
+    ),
+    "turn_start": N_("The loop starts a turn: one pass of calling the model (and running the tools it asks for) for the current request."),
+    "model_call": N_("The request is sent to the model: the floor plus every message of the history, with its size in tokens."),
+    "tool_call": N_("The model's reply asks for a tool; the loop runs it."),
+    "tool_result": N_("The tool's output enters the history, as a message that answers its call."),
+    "turn_end": N_("The model answered without asking for a tool: the turn is over."),
+    "overflow": N_("Gulp: the request is larger than the model's window. The provider rejects it, or silently cuts its oldest part."),
+    "invalid_request": N_("An API rejects the request: a tool result no longer follows the message with its call, or a call lost its result."),
+    "no_room_for_reply": N_("The request fits, but the reply does not: the provider rejects it or cuts the reply short."),
+}
+
+
+def event_meaning(kind: str) -> str:
+    return _(EVENTS[kind]) if kind in EVENTS else ""
+
+
+@blueprint.get("/glossary")
+def page():
+    return render_template(
+        "glossary.html",
+        events=[(kind, _(meaning)) for kind, meaning in EVENTS.items()],
+        strategies={name: _(description) for name, description in STRATEGIES.items()},
+    )
