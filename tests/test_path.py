@@ -77,7 +77,7 @@ def test_a_call_before_the_end_with_nothing_left_jumps_to_the_end(client):
 
 def test_the_glossary_is_linked_next_to_the_well_and_explains_every_event(client):
     page = html(client.get("/play/bike-shop?call=5"))
-    well = page[page.index('id="well-panel"') : page.index('class="hint"')]
+    well = page[page.index('id="well-panel"') : page.index('class="table-view"')]
     assert 'id="open-glossary" href="/glossary"' in well
     glossary = html(client.get("/glossary"))
     for anchor in ("well", "floor", "blocks", "red-line", "keep", "hammer", "gulp", "sent"):
