@@ -49,11 +49,11 @@ def axe_script() -> Path:
     return AXE_SCRIPT
 
 
-def axe_violations(browser, url: str, script: Path) -> list[dict]:
+def axe_violations(browser, url: str, script: Path, width: int = 1366) -> list[dict]:
     # Playwright injects a script given by path as inline content, which the app's CSP
     # (script-src 'self') rightly blocks; this context bypasses the CSP for the audit only.
     # The CSP itself is checked by tests/test_web_browser.py without any bypass.
-    context = browser.new_context(bypass_csp=True, viewport={"width": 1366, "height": 900})
+    context = browser.new_context(bypass_csp=True, viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
         page.goto(url)
@@ -76,6 +76,15 @@ def test_axe_finds_no_serious_or_critical_violation(browser, live_server, axe_sc
     path = PAGES[name]
     url = f"{live_server}{path}{'&' if '?' in path else '?'}lang={lang}"
     violations = axe_violations(browser, url, axe_script)
+    serious = [v for v in violations if v["impact"] in {"serious", "critical"}]
+    assert not serious, describe(serious)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", [PLAY + "?call=1", PLAY + f"?call={HAMMER_CALL}&projector=1", "/play/real-window?call=6", f"/compare/bike-shop?call={HAMMER_CALL}"])
+def test_axe_on_a_phone_and_in_projector_mode(browser, live_server, axe_script, path, lang):
+    """The phone layout (zoomed well, short labels, the scrolling chart) and projector mode."""
+    violations = axe_violations(browser, f"{live_server}{path}&lang={lang}", axe_script, width=390)
     serious = [v for v in violations if v["impact"] in {"serious", "critical"}]
     assert not serious, describe(serious)
 

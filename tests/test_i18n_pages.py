@@ -130,7 +130,7 @@ def test_the_json_twin_titles_the_scenario_in_the_requested_language(client):
 @pytest.mark.parametrize("lang, line", [("en", "82.5%"), ("fr", "82,5\xa0%"), ("zh", "82.5%")])
 def test_the_red_line_is_labelled_in_the_language(client, lang, line):
     page = text(client.get(f"{PLAY}?threshold=0.825&lang={lang}"))
-    assert re.search(rf'class="threshold-label"[^>]*>{line}</text>', page)
+    assert re.search(rf'class="axis mark-line"[^>]*>{line}</text>', page)
 
 
 def test_a_comparison_step_swaps_the_picker_with_the_new_state(client):

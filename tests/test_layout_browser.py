@@ -123,6 +123,7 @@ def test_starting_autoplay_moves_nothing(sized, live_server, width, lang):
 KEY_CALLS = [
     "/play/bike-shop?call=1",
     "/play/bike-shop?call=5",
+    "/play/bike-shop?call=6&strategy=none&window=5000",
     "/play/real-window?call=6",
     "/play/reply-room?call=5",
     "/play/summary-forgets?call=6",
@@ -142,3 +143,52 @@ def test_on_a_laptop_the_stack_and_the_hammer_are_in_view(sized, live_server, wi
     assert lowest <= SIZES[width], f"{path} in {lang}: the stack ends at {lowest}, below the fold"
     narration = boxes(sized, ".story")[0]
     assert narration["top"] < SIZES[width] / 2, f"{path} in {lang}: the story of the call starts at {narration['top']}"
+
+
+WELLS = [*KEY_CALLS, "/play/long-haul?call=40", "/play/long-haul?call=64&strategy=none", "/play/bike-shop?call=5&strategy=drop&window=128000"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", SIZES)
+def test_no_two_text_labels_of_the_well_overlap(sized, live_server, width, lang):
+    for path in WELLS:
+        sized.goto(live_server + with_lang(path, lang))
+        texts = [box for box in boxes(sized, "svg.well text") if box["right"] > box["left"]]
+        assert len(texts) >= 5, path
+        for i, a in enumerate(texts):
+            for b in texts[i + 1 :]:
+                assert not overlap(a, b), f"{path} in {lang} at {width}: {a['text']!r} overlaps {b['text']!r}"
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_call_ones_blocks_can_be_selected(sized, live_server, width):
+    sized.goto(live_server + "/play/bike-shop?call=1")
+    blocks = sized.locator("svg.well a.block")
+    assert blocks.count() == 2  # the floor and the first request, drawn tall enough to click
+    for box in boxes(sized, "svg.well a.block rect"):
+        assert box["bottom"] - box["top"] >= 20
+    blocks.nth(1).click()
+    expect(sized.locator("#detail")).to_be_visible()
+    expect(sized).to_have_url(re.compile(r"[?&]block=m1(&|$)"))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [1280])
+def test_projector_mode_is_a_link_kept_in_the_url(sized, live_server, width, lang):
+    sized.set_viewport_size({"width": 1280, "height": 720})
+    sized.goto(live_server + with_lang("/play/bike-shop?call=4", lang))
+    sized.click("#projector-toggle")
+    expect(sized).to_have_url(re.compile(r"[?&]projector=1(&|$)"))
+    for hidden in ("#controls", "#bill", "#events", "#chat", "header.site"):
+        expect(sized.locator(hidden)).to_be_hidden()
+    expect(sized.locator("#narration, .story").first).to_be_visible()
+    narration_size = float(sized.locator(".story").evaluate("e => getComputedStyle(e.querySelector('.narration, .call-summary')).fontSize").removesuffix("px"))
+    assert narration_size >= 20
+    sized.click("#step-next")
+    expect(sized).to_have_url(re.compile(r"[?&]call=5(&|$)"))
+    assert "projector=1" in sized.url  # a step keeps the mode
+    parts = boxes(sized, "svg.well .block rect") + boxes(sized, "svg.well .hammer")
+    assert max(part["bottom"] for part in parts) <= 720
+    sized.click("#projector-toggle")
+    expect(sized.locator("#controls")).to_be_visible()
+    assert "projector" not in sized.url

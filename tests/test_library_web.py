@@ -49,7 +49,7 @@ def test_next_thing_that_happens_jumps_over_quiet_calls(client):
 
 def test_real_window_shows_the_models_rim_and_the_overflow(client):
     page = text(client.get("/play/real-window?call=6"))
-    assert "Gulp! 8,523 > 8,000" in page and 'class="real-rim"' in page
+    assert "Gulp! 8,523 > 8,000" in page and 'class="real-rim in-well"' in page
     assert "102,400" in page  # the line, far above the model's rim
     fixed = text(client.get("/play/real-window?call=6&window=8000&model_window=0"))
     assert "Gulp!" not in fixed and "before compaction: 8,523" in fixed

@@ -160,7 +160,7 @@ def test_hammer_call_shows_the_compact_event_before_and_after(client):
     assert "<code>compact</code></a> <span>6,443 → 3,087 tokens</span>" in page
     assert "Compaction shrank the request from 6,443 to 3,087 tokens." in page
     # the shrunk tool result is labelled with its note, old and new size
-    assert "✂ tool result: get_order" in page and "72 ← 3,428" in page
+    assert '✂ <tspan class="long">tool result: get_order</tspan>' in page and "72 ← 3,428" in page
     # calls without compaction have no hammer
     assert 'class="hammer"' not in text(client.get("/play/bike-shop?call=6"))
 
@@ -189,7 +189,7 @@ def test_table_view_has_the_same_blocks(client):
 
 def test_strategies_change_the_picture(client):
     drop = text(client.get("/play/bike-shop?call=5&strategy=drop"))
-    assert "3 dropped" in drop and 'class="trace"' in drop
+    assert "3 dropped" in drop and 'class="trace in-well"' in drop
     summary = text(client.get("/play/bike-shop?call=5&strategy=summarize"))
     assert "summary of 3 messages" in summary and "kind-summary" in summary
 
@@ -205,11 +205,11 @@ def test_overflow_says_gulp_with_the_numbers(client):
 
 def test_the_models_real_window_is_drawn_when_the_compactor_was_told_another(client):
     page = text(client.get("/play/real-window?call=6"))
-    assert 'class="real-rim"' in page
+    assert 'class="real-rim in-well"' in page
     assert "Gulp! 8,523 > 8,000" in page
     assert "more than the model&#39;s 8,000-token window" in page
     fixed = text(client.get("/play/real-window?call=6&window=8000&model_window=0"))
-    assert 'class="real-rim"' not in fixed and 'class="gulp"' not in fixed
+    assert 'class="real-rim' not in fixed and 'class="gulp"' not in fixed
 
 
 def test_bill_uses_the_price_per_million(client):

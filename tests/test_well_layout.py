@@ -4,6 +4,8 @@ overlap, and what a replay derives once."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,16 +13,23 @@ from hypothesis import strategies as st
 from webapp.core.library import open_scenario
 from webapp.core.replay import replay
 from webapp.core.well import (
+    BOTTOM,
     HEADROOM,
     LABEL_GAP,
-    WELL_H,
+    NORMAL,
+    PROJECTOR,
+    TOP,
+    ZOOM_BELOW,
+    Mark,
     Shape,
     first_version,
     latest_version,
     layout,
+    nice_ceiling,
     place_labels,
     scale_of,
     tool_names,
+    zoom_range,
 )
 
 BIKE = open_scenario("bike-shop")
@@ -33,8 +42,9 @@ def run(scenario, **changes):
 
 def test_heights_are_tokens_on_one_scale_for_every_call():
     result = run(BIKE)
-    scale, _ = scale_of(result)
-    assert scale == pytest.approx(WELL_H / result.settings.window)
+    scale, headroom = scale_of(result)
+    # the window and its headroom fill the drawing between the top band and the bottom margin
+    assert scale * result.settings.window + headroom == pytest.approx(NORMAL.height - TOP - BOTTOM)
     rims = set()
     for number in range(1, len(result.calls) + 1):
         well = layout(result, number)
@@ -125,3 +135,84 @@ def test_versions_follow_a_block_through_the_replay():
     assert latest_version(result, "m9", 1) is None  # not in the history yet
     assert tool_names(result)  # every tool call id named
     assert tool_names(result) is tool_names(result)  # derived once per replay
+
+
+def test_a_stack_that_is_a_sliver_gets_a_zoomed_view_and_a_tall_one_none():
+    result = run(BIKE)
+    first, hammer = layout(result, 1), layout(result, 5)
+    assert hammer.zoom is None  # 39% of the window reads as it is
+    zoom = first.zoom
+    assert zoom is not None
+    stack = result.floor_tokens + sum(result.block_tokens(b) for b in result.calls[0].blocks)
+    assert stack < ZOOM_BELOW * result.settings.window <= zoom.tokens * 100
+    # the zoomed stack fills most of its view, so each block can be selected
+    assert first.bottom_y - first.stack_top_y > 0.6 * (first.bottom_y - zoom.top_y)
+    for shape in first.shapes:
+        assert shape.zoom_height == pytest.approx(shape.height * zoom.factor)
+        assert shape.zoom_height >= 20  # call 1's two blocks: targets, not slivers
+    assert zoom.factor == pytest.approx(zoom.tokens and (first.bottom_y - zoom.top_y) / zoom.tokens / scale_of(result)[0])
+
+
+def test_truncated_blocks_keep_their_label_among_many():
+    result = run(LONG)
+    crowded = [layout(result, number) for number in range(30, 65, 7)]
+    assert any(well.unlabelled for well in crowded)
+    for well in crowded:
+        assert all(shape.label_y is not None for shape in well.shapes if shape.state == "truncated")
+
+
+def test_the_real_window_lesson_shows_the_128000_line_and_the_stack_against_the_model():
+    scenario = open_scenario("real-window")
+    result = replay(scenario, scenario.settings)
+    well = layout(result, 6)
+    assert well.overflow
+    assert {mark.kind for mark in well.marks} >= {"window", "line", "model", "zero"}
+    assert well.zoom is not None
+    model = next(mark for mark in well.zoom.marks if mark.kind == "model")
+    assert model.tokens == 8000
+    # in the zoom the stack's top stands above the model's window: the overflow is visible
+    assert well.stack_top_y < model.y - 5
+    assert well.gulp_y < TOP  # "Gulp" in the band no label enters
+    assert all(item.label_y >= TOP for item in [*well.shapes, *well.zoom.marks] if item.label_y is not None)
+
+
+def test_axis_labels_are_pushed_apart_when_the_line_sits_at_the_rim():
+    scenario = open_scenario("reply-room")
+    result = replay(scenario, scenario.settings)
+    well = layout(result, 5)
+    window, line = (next(mark for mark in well.marks if mark.kind == kind) for kind in ("window", "line"))
+    assert abs(window.y - line.y) < NORMAL.axis_gap  # 4,096 and 98% are a few pixels apart
+    assert abs(window.label_y - line.label_y) >= NORMAL.axis_gap - 1e-9
+
+
+def test_projector_size_is_taller_with_wider_label_lines():
+    result = run(LONG)
+    for number in (1, 30, 64):
+        well = layout(result, number, size=PROJECTOR)
+        assert well.height == PROJECTOR.height and well.projector
+        placed = sorted(item.label_y for item in [*well.shapes, *well.traces, *(well.zoom.marks if well.zoom else [])] if item.label_y is not None)
+        assert all(b - a >= PROJECTOR.label_gap - 1e-9 for a, b in zip(placed, placed[1:]))
+
+
+@given(st.floats(0.001, 1e9))
+def test_nice_ceiling_is_round_and_just_above(value):
+    nice = nice_ceiling(value)
+    assert value * (1 - 1e-9) <= nice <= value * 4 / 3 * (1 + 1e-9)  # the widest step: 1.5 to 2
+    mantissa = nice / 10 ** math.floor(math.log10(nice) + 1e-12)
+    assert any(mantissa == pytest.approx(step) for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10))
+
+
+def test_zoom_range_keeps_a_nearby_level_in_view():
+    assert zoom_range(5000, 10000, [8000]) is None  # half the well: no zoom
+    assert zoom_range(1000, 128000, [102400]) == 1200  # the far line stays out
+    assert zoom_range(6000, 128000, [8000, 102400]) == 10000  # the model's window, near, stays in
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 500), max_size=12), st.floats(10, 60))
+def test_marks_are_labelled_apart_within_bounds(levels, gap):
+    marks = [Mark("line", 0, y) for y in levels]
+    place_labels(marks, top=20, bottom=520, gap=gap)
+    placed = sorted(mark.label_y for mark in marks if mark.label_y is not None)
+    assert all(20 - 1e-9 <= y <= 520 + 1e-9 for y in placed)
+    assert all(b - a >= gap - 1e-9 for a, b in zip(placed, placed[1:]))

@@ -1,42 +1,61 @@
-"""The well's geometry: one call's request as a stack of blocks, in SVG user units.
+"""The well's geometry: one call's request as a stack of blocks, in CSS pixels.
 
 Pure layout, free of Flask and of any language: the stack (heights proportional to tokens),
 the motion of a compaction call (where each block stood before, the ghosts of what the hammer
-shrank or removed, where the hammer strikes), the traces of dropped messages, and where each
-label goes. The web layer (webapp/web/well.py) writes the labels' words and draws the SVG.
+shrank or removed, where the hammer strikes), the traces of dropped messages, a zoomed view
+when the stack is a sliver of the window, and where each label goes. The web layer
+(webapp/web/well.py) writes the labels' words and draws the SVG.
 
 Heights are proportional to tokens, so the picture is a measurement: the well's depth is the
 window, the red line is the threshold, and a stack above the rim is an overflow. The scale is
 the same for every call of a replay, so stepping never rescales the picture.
 
-What every call of a replay derives from the whole replay (tool names, the scale, each
+Only the vertical is computed here. The drawing has a fixed height in CSS pixels and no
+viewBox, so its text is never scaled down: on a phone a label is as large as on a laptop.
+The horizontal (where the axis, the well, the zoom and the labels sit) is CSS (app.css), which
+knows the page's width; the columns keep fixed gaps, so a leader line's length is known here.
+
+What every call of a replay derives from the whole replay (tool names, the extent, each
 block's versions) is computed once per replay (`per_replay`), not once per step.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from dataclasses import dataclass, field
 
 from .history import Block
 from .replay import Replay, per_replay
 
-VIEW_W = 720
-AXIS_X = 74  # right edge of the axis labels
-KEEP_X = 92  # the KEEP bracket
-WELL_X = 108
-WELL_W = 250
-LABEL_X = 392  # labels start here, joined to their block by a leader line
-WELL_H = 480
-TOP = 24  # room above the rim for its caption
-GULP_ROOM = 36  # and for an overflow's "Gulp"
-BOTTOM = 30
-LABEL_GAP = 21
+
+@dataclass(frozen=True)
+class Size:
+    """How large the well is drawn: its height in CSS pixels (its width follows the page), and
+    the line spacing of its labels, which follows their font size in app.css."""
+
+    height: float
+    label_gap: float  # between two block labels (one line each)
+    axis_gap: float  # between two axis labels (two lines each: a figure and its caption)
+    caption_dy: float  # from an axis label's figure to its caption
+
+
+NORMAL = Size(height=460, label_gap=19, axis_gap=37, caption_dy=20)
+PROJECTOR = Size(height=505, label_gap=25, axis_gap=48, caption_dy=25)  # app.css: svg.well.projector, fits 1280×720
+TOP = 34  # a band over the whole drawing for "Gulp!" and the zoom's caption, so no label meets them
+BOTTOM = 16
+LABEL_GAP = NORMAL.label_gap
 # At most this share of the window is drawn above the rim: enough to see an overflow, not so
 # much that one runaway request shrinks the window to a sliver. The comparison's small wells
 # (core/chart.py) use the same.
 HEADROOM = 0.6
+# A stack under this share of what the well draws gets a zoomed view beside the true one.
+ZOOM_BELOW = 0.25
+NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
+LEADER = 22  # the leader lines' horizontal run: app.css's --gap (30px) less the labels' margin
+AXIS_LEADER = 18  # from the axis labels to the lines: app.css's --well-x less --axis, less 10px
+INSIDE_MIN = 22  # a block this tall shows its tokens inside
 KINDS = ("floor", "user", "assistant", "tool", "summary", "system")
 
 
@@ -69,11 +88,23 @@ class Shape:
     was: float | None = None  # tokens before truncation or clearing
     orphan: bool = False  # a tool result whose call is no longer sent: the API rejects the request
     label: str = ""
+    short: str = ""  # the label without its kind (the colour says it), for a phone
     name: str = ""  # accessible name: what, tokens, state
+    zoom_y: float | None = None  # where the zoomed view draws it, when there is one
+    zoom_height: float = 0.0
 
     @property
     def mid(self) -> float:
         return self.y + self.height / 2
+
+    @property
+    def anchor(self) -> float:
+        """Where its label points: the zoomed view when there is one, which is readable."""
+        return self.mid if self.zoom_y is None else self.zoom_y + self.zoom_height / 2
+
+    @property
+    def shown_height(self) -> float:
+        return self.height if self.zoom_y is None else self.zoom_height
 
 
 @dataclass
@@ -94,47 +125,86 @@ class Trace:
     y: float
     label_y: float | None = 0.0
     label: str = ""
+    zoom_y: float | None = None
 
     @property
     def mid(self) -> float:
         return self.y
 
+    @property
+    def anchor(self) -> float:
+        return self.y if self.zoom_y is None else self.zoom_y
+
+
+@dataclass
+class Mark:
+    """A labelled level: the rim (window), the red line (line), the model's real window
+    (model), the bottom (zero), or the top of the zoomed view (zoom). Marks of the true well
+    are labelled in the axis column; marks inside the zoomed view, among the block labels."""
+
+    kind: str
+    tokens: float
+    y: float
+    label_y: float | None = 0.0
+    label: str = ""
+    caption: str = ""  # the axis's second line
+    short: str = ""  # the label for a narrow screen
+
+    @property
+    def anchor(self) -> float:
+        return self.y
+
+    mid = anchor
+
+
+@dataclass
+class Zoom:
+    """The stack drawn again, `factor` times taller, from 0 up to `tokens` at `top_y`."""
+
+    tokens: float
+    factor: float
+    top_y: float
+    marks: list[Mark]  # the levels that fall inside it, labelled among the blocks
+    stack_top_y: float  # the stack's top in the true well, where the connector starts
+
 
 @dataclass
 class Well:
-    width: int
     height: float
     rim_y: float
     bottom_y: float
     threshold_y: float
-    stack_top_y: float
+    stack_top_y: float  # in the view that carries the labels (the zoom, if any)
     shapes: list[Shape]
     ghosts: list[Ghost] = field(default_factory=list)
     traces: list[Trace] = field(default_factory=list)
-    keep_top: float | None = None
+    marks: list[Mark] = field(default_factory=list)  # the true well's levels, on the axis
+    zoom: Zoom | None = None
+    keep_top: float | None = None  # KEEP, in the view that carries the labels
     keep_bottom: float | None = None
     hammer_y: float | None = None
     hammer_settle: float = 0.0  # the hammer strikes the old top of what it hits, then presses it down
     before_y: float | None = None  # the stack's top before this call's compaction
     overflow: bool = False
     real_rim_y: float | None = None  # the model's real window, when the compactor was told another
-    gulp_y: float = 26.0
+    gulp_y: float = TOP - 11
     reply_room: tuple[float, float, int] | None = None  # (y, height, reply tokens) when it does not fit
     unlabelled: int = 0
-
-    well_x = WELL_X
-    well_w = WELL_W
-    axis_x = AXIS_X
-    keep_x = KEEP_X
-    label_x = LABEL_X
-
-    @property
-    def well_right(self) -> int:
-        return WELL_X + WELL_W
+    projector: bool = False
+    caption_dy: float = NORMAL.caption_dy
+    top = TOP
+    leader = LEADER
+    axis_leader = AXIS_LEADER
+    inside_min = INSIDE_MIN
 
     @property
     def animated(self) -> bool:
         return self.hammer_y is not None
+
+    def inside(self, shape: Shape) -> bool:
+        """Whether a block is tall enough, where its label points, to show its tokens inside
+        (and its middle is below the top band, which the stack of a runaway request crosses)."""
+        return shape.shown_height >= INSIDE_MIN and shape.anchor >= TOP + INSIDE_MIN / 2
 
 
 @per_replay
@@ -178,17 +248,43 @@ def latest_version(replay: Replay, block_id: str, number: int) -> Block | None:
 
 
 @per_replay
-def scale_of(replay: Replay) -> tuple[float, float]:
-    """(pixels per token, headroom in pixels above the rim), fixed for the whole replay."""
+def _above(replay: Replay) -> float:
+    """Tokens drawn above the rim, for the whole replay: the tallest request's excess (before or
+    after compaction), at most HEADROOM of the window."""
     window = replay.settings.window
-    scale = WELL_H / window
     tallest = max(
         [call.tokens for call in replay.calls]
         + [call.compaction.tokens_before for call in replay.calls if call.compaction],
         default=0,
     )
-    above = min(max(tallest - window, 0), window * HEADROOM)
+    return min(max(tallest - window, 0), window * HEADROOM)
+
+
+def scale_of(replay: Replay, size: Size = NORMAL) -> tuple[float, float]:
+    """(pixels per token, headroom in pixels above the rim), fixed for the whole replay: the
+    window and its headroom fill the drawing's height below the top band."""
+    above = _above(replay)
+    scale = (size.height - TOP - BOTTOM) / (replay.settings.window + above)
     return scale, above * scale
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest round number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten) at
+    least `value`: the zoomed view's top, so its scale changes seldom and reads well."""
+    if value <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    return next(step * power for step in NICE_STEPS if step * power >= value * (1 - 1e-12))
+
+
+def zoom_range(stack: float, drawn: float, levels: list[float]) -> float | None:
+    """The tokens a zoomed view spans, or None when the stack is tall enough to read as it is
+    (ZOOM_BELOW of what the well draws). A level (the model's real window, the red line) up to
+    twice the stack's height is kept in view, so the zoom shows what the stack is about to meet."""
+    if stack >= ZOOM_BELOW * drawn:
+        return None
+    near = [level for level in levels if level <= 2 * stack]
+    return nice_ceiling(1.2 * max([stack, *near]))
 
 
 def _stack(blocks: list[Block], replay: Replay, bottom: float, scale: float) -> dict[str, tuple[float, float]]:
@@ -202,14 +298,14 @@ def _stack(blocks: list[Block], replay: Replay, bottom: float, scale: float) -> 
     return out
 
 
-def layout(replay: Replay, number: int, selected: str | None = None) -> Well:
+def layout(replay: Replay, number: int, selected: str | None = None, size: Size = NORMAL) -> Well:
     """The well of call `number`, with `selected` (a block id) marked; labels placed but not
     worded."""
     call = replay.calls[number - 1]
     settings = replay.settings
-    scale, headroom = scale_of(replay)
-    rim_y = TOP + headroom + (GULP_ROOM if headroom else 0)
-    bottom_y = rim_y + WELL_H
+    scale, headroom = scale_of(replay, size)
+    rim_y = TOP + headroom
+    bottom_y = size.height - BOTTOM
     blocks = list(call.blocks)
     after = _stack(blocks, replay, bottom_y, scale)
     previous_ids = {b.id for b in replay.calls[number - 2].blocks} if number > 1 else set()
@@ -264,32 +360,61 @@ def layout(replay: Replay, number: int, selected: str | None = None) -> Well:
 
     for shape in shapes:
         shape.selected = shape.id == selected
-    stack_top = min((s.y for s in shapes), default=bottom_y)
+    true_top = min((s.y for s in shapes), default=bottom_y)
+    real_rim_y = bottom_y - settings.real_window * scale if settings.real_window != settings.window else None
+    threshold_y = bottom_y - settings.limit * scale
+    marks = [Mark("window", settings.window, rim_y), Mark("line", settings.limit, threshold_y), Mark("zero", 0, bottom_y)]
+    if real_rim_y is not None:
+        marks.append(Mark("model", settings.real_window, real_rim_y))
+
+    # The zoomed view: the same stack, on a scale where its top sits just under the top band.
+    stack_tokens = replay.floor_tokens + sum(replay.block_tokens(block) for block in blocks)
+    levels = {"model": settings.real_window, "line": settings.limit, "window": settings.window}
+    spans = zoom_range(stack_tokens, settings.window + _above(replay), list(levels.values()))
+    zoom = None
+    label_scale = scale
+    if spans is not None:
+        zoom_top = TOP + size.label_gap
+        label_scale = (bottom_y - zoom_top) / spans
+        zoomed = _stack(blocks, replay, bottom_y, label_scale)
+        shapes[0].zoom_y, shapes[0].zoom_height = bottom_y - replay.floor_tokens * label_scale, replay.floor_tokens * label_scale
+        for shape in shapes[1:]:
+            shape.zoom_y, shape.zoom_height = zoomed[shape.id]
+        for trace in traces:  # a trace lies on the top of the block under it (or of the floor)
+            under = next(shape for shape in shapes if math.isclose(shape.y, trace.y, abs_tol=1e-6))
+            trace.zoom_y = under.zoom_y
+        inside = [Mark("zoom", spans, zoom_top)] + [
+            Mark(kind, tokens, bottom_y - tokens * label_scale) for kind, tokens in levels.items() if tokens < spans and (kind != "model" or real_rim_y is not None)
+        ]
+        zoom = Zoom(tokens=spans, factor=label_scale / scale, top_y=zoom_top, marks=inside, stack_top_y=true_top)
+
+    stack_top = min((s.y if s.zoom_y is None else s.zoom_y for s in shapes), default=bottom_y)
     keep_top = keep_bottom = None
     if call.keep_start < len(blocks):
-        first_kept = blocks[call.keep_start]
-        keep_bottom = after[first_kept.id][0] + after[first_kept.id][1]
+        first_kept = next(shape for shape in shapes if shape.id == blocks[call.keep_start].id)
+        keep_bottom = first_kept.anchor + first_kept.shown_height / 2
         keep_top = stack_top
-    unlabelled = place_labels([*shapes, *traces], top=8, bottom=bottom_y + BOTTOM - 4)
-    real_rim_y = bottom_y - settings.real_window * scale if settings.real_window != settings.window else None
+    labelled = [*shapes, *traces, *(zoom.marks if zoom else [])]
+    place_labels(labelled, top=TOP, bottom=size.height - 6, gap=size.label_gap)
+    place_labels(marks, top=TOP + 8, bottom=size.height - 6, gap=size.axis_gap)
     reply_room = None
     if call.no_room_for_reply:
         reply_tokens = next((e.detail["reply_tokens"] for e in call.events if e.kind == "no_room_for_reply"), 0)
-        reply_room = (stack_top - reply_tokens * scale, reply_tokens * scale, reply_tokens)
-    ceiling = min(stack_top, real_rim_y if real_rim_y is not None else rim_y)
+        reply_room = (stack_top - reply_tokens * label_scale, reply_tokens * label_scale, reply_tokens)
     hammer_settle = 0.0
     if hammer_y is not None and ghosts:
         hammer_settle = min(ghost.y for ghost in ghosts) - hammer_y
     return Well(
-        width=VIEW_W,
-        height=bottom_y + BOTTOM,
+        height=size.height,
         rim_y=rim_y,
         bottom_y=bottom_y,
-        threshold_y=bottom_y - settings.limit * scale,
+        threshold_y=threshold_y,
         stack_top_y=stack_top,
         shapes=shapes,
         ghosts=ghosts,
         traces=traces,
+        marks=marks,
+        zoom=zoom,
         keep_top=keep_top,
         keep_bottom=keep_bottom,
         hammer_y=hammer_y,
@@ -297,9 +422,10 @@ def layout(replay: Replay, number: int, selected: str | None = None) -> Well:
         before_y=min((top for top, height in before.values()), default=None) if animated else None,
         overflow=call.overflow,
         real_rim_y=real_rim_y,
-        gulp_y=max(26.0, ceiling - 14),
         reply_room=reply_room,
-        unlabelled=unlabelled,
+        unlabelled=sum(1 for item in [*shapes, *traces] if item.label_y is None),
+        projector=size is PROJECTOR,
+        caption_dy=size.caption_dy,
     )
 
 
@@ -340,14 +466,14 @@ def _traces(replay: Replay, number: int, blocks: list[Block], after: dict, floor
 
 
 def place_labels(items: list, top: float, bottom: float, gap: float = LABEL_GAP) -> int:
-    """Put each label next to its item (a Shape or a Trace), then push labels apart so none
+    """Put each label next to its item's anchor (a Shape, a Trace or a Mark), then push labels apart so none
     overlap. When there are more items than lines, the smallest plain blocks go unlabelled
     (label_y None); returns how many."""
     capacity = int((bottom - top) / gap) + 1
     total = len(items)
     if total > capacity:
         def importance(item) -> tuple:
-            special = isinstance(item, Trace) or item.selected or item.state in {"floor", "summary"}
+            special = isinstance(item, (Trace, Mark)) or item.selected or item.state in {"floor", "summary", "truncated"}
             return (not special, -getattr(item, "height", 0))
 
         chosen = set(map(id, sorted(items, key=importance)[:capacity]))
@@ -355,10 +481,10 @@ def place_labels(items: list, top: float, bottom: float, gap: float = LABEL_GAP)
             if id(item) not in chosen:
                 item.label_y = None
         items = [item for item in items if id(item) in chosen]
-    ordered = sorted(items, key=lambda item: -item.mid)  # bottom first
+    ordered = sorted(items, key=lambda item: -item.anchor)  # bottom first
     position = bottom
     for item in ordered:
-        position = min(item.mid, position)
+        position = min(item.anchor, position)
         item.label_y = position
         position -= gap
     # If the column ran past the top, push it back down from the top.

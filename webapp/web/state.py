@@ -124,6 +124,8 @@ class PageState:
     block: str | None = field(default=None, metadata=param(block_id))
     play: bool = field(default=False, metadata=param(flag))
     speed: str = field(default="1", metadata=param(one_of(*SPEEDS)))
+    # Projector mode, for a teacher: large type, high contrast, the stepper, the well and the story only.
+    projector: bool = field(default=False, metadata=param(flag))
     lang: str | None = field(default=None, metadata=param(one_of(*LANGUAGES)))
 
     @classmethod

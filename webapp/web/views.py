@@ -123,7 +123,7 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         "title": view.scenario.text("title", lang),
         "page_title": _("Call %(call)s of %(calls)s", call=view.call, calls=len(result.calls))
         + " · " + view.scenario.text("title", lang) + " · " + _("Compaction Playground"),
-        "well": draw(result, view.call, view.block),
+        "well": draw(result, view.call, view.block, projector=view.projector),
         "bill": bill(view, result, call),
         "log": event_log(result, view.call, first=before.call if before else 1),
         "chat": chat(result, view.call, before.call if before else 0),

@@ -1,5 +1,6 @@
-"""The well's words: each block's label and accessible name, and each trace's, in the page's
-language, over the pure layout of webapp/core/well.py (geometry, motion, label placement)."""
+"""The well's words: each block's label and accessible name, each trace's, and the levels'
+(axis and zoomed view), in the page's language, over the pure layout of webapp/core/well.py
+(geometry, motion, zoom, label placement)."""
 
 from __future__ import annotations
 
@@ -9,23 +10,52 @@ from flask_babel import get_translations
 
 from ..core.history import Block
 from ..core.replay import Replay
-from ..core.well import Shape, Well, layout, tool_names
-from .languages import whole_numbers
+from ..core.well import NORMAL, PROJECTOR, Mark, Shape, Well, layout, tool_names
+from .languages import percent, whole_numbers
 
 
-def draw(replay: Replay, number: int, selected: str | None = None) -> Well:
+def draw(replay: Replay, number: int, selected: str | None = None, projector: bool = False) -> Well:
     """The well of call `number` with its labels written."""
-    well = layout(replay, number, selected)
+    well = layout(replay, number, selected, PROJECTOR if projector else NORMAL)
     names = tool_names(replay)
     # The catalog and number format looked up once: a well has up to hundreds of words to say.
     _ = get_translations().gettext
     tokens = whole_numbers()
     for shape in well.shapes:
         shape.label = block_label(shape.block, names, _) if shape.block else _("floor: system prompt + tools")
+        shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
         shape.name = accessible_name(shape, _, tokens)
     for trace in well.traces:
         trace.label = _("%(count)d dropped (%(tokens)s tokens)") % {"count": len(trace.ids), "tokens": tokens(trace.tokens)}
+    threshold = percent(replay.settings.threshold, 1)
+    for mark in well.marks:
+        mark.label, mark.caption = axis_caption(mark, threshold, _, tokens)
+    if well.zoom:
+        factor = tokens(well.zoom.factor)
+        for mark in well.zoom.marks:
+            mark.label = zoom_mark_label(mark, factor, threshold, _, tokens)
+            figure, caption = axis_caption(mark, threshold, _, tokens)
+            mark.short = _("zoom ×%(factor)s") % {"factor": factor} if mark.kind == "zoom" else f"{caption} {figure}"
     return well
+
+
+def axis_caption(mark: Mark, threshold: str, _: Callable[[str], str], tokens: Callable[[float], str]) -> tuple[str, str]:
+    """A level as its two axis lines: the figure, and what it is."""
+    if mark.kind == "line":
+        return threshold, tokens(mark.tokens)
+    caption = {"model": _("model"), "window": _("window"), "zoom": _("zoom")}.get(mark.kind, "")
+    return tokens(mark.tokens), caption
+
+
+def zoom_mark_label(mark: Mark, factor: str, threshold: str, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
+    """A level inside the zoomed view, labelled among the blocks in one line."""
+    if mark.kind == "zoom":
+        return _("zoom ×%(factor)s, up to %(tokens)s") % {"factor": factor, "tokens": tokens(mark.tokens)}
+    if mark.kind == "line":
+        return _("red line %(share)s: %(tokens)s") % {"share": threshold, "tokens": tokens(mark.tokens)}
+    if mark.kind == "model":
+        return _("the model's real window: %(tokens)s") % {"tokens": tokens(mark.tokens)}
+    return _("window: %(tokens)s") % {"tokens": tokens(mark.tokens)}
 
 
 def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
@@ -45,6 +75,18 @@ def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
     if block.role == "user":
         return _("user")
     return block.role or _("message")
+
+
+def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
+    """The label without the kind its colour already tells, for a narrow screen: the tool's
+    name for a tool call or result."""
+    if block.state != "summary" and block.role == "tool":
+        return names.get(block.message.get("tool_call_id", ""), "?")
+    if block.state != "summary" and block.role == "assistant":
+        called = [(call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or []]
+        if called:
+            return "→ " + ", ".join(called)
+    return block_label(block, names, _)
 
 
 def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
