@@ -395,7 +395,7 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
         keep_bottom = first_kept.anchor + first_kept.shown_height / 2
         keep_top = stack_top
     labelled = [*shapes, *traces, *(zoom.marks if zoom else [])]
-    place_labels(labelled, top=TOP, bottom=size.height - 6, gap=size.label_gap)
+    place_labels(labelled, top=TOP + 6, bottom=size.height - 6, gap=size.label_gap)
     place_labels(marks, top=TOP + 8, bottom=size.height - 6, gap=size.axis_gap)
     reply_room = None
     if call.no_room_for_reply:
