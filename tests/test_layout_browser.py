@@ -22,6 +22,7 @@ PAGES = [
     "/compare/bike-shop?call=5",
     "/compare/long-haul?call=64",
     "/transcripts/new",
+    "/glossary",
     "/play/bike-shop?keep=0",
 ]
 
