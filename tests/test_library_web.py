@@ -96,7 +96,7 @@ def test_settings_as_code_follow_the_settings(client):
     headers = {"HX-Request": "true", "HX-Trigger": "controls", "HX-Current-URL": "http://localhost/play/real-window"}
     # Collapsed, the code is not sent with the change: a loader fetches it when it is opened.
     loader = text(client.get(changed, headers={**headers, "HX-Target": "well"}))
-    assert re.search(r'<div id="settings-code" class="loading" hx-get="[^"]*keep=3[^"]*" hx-trigger="intersect once"', loader.replace("&amp;", "&"))
+    assert re.search(r'<div id="settings-code" class="loading" hx-get="[^"]*keep=3[^"]*" hx-trigger="toggle once from:closest details, intersect once"', loader.replace("&amp;", "&"))
     fragment = text(client.get(changed, headers={**headers, "HX-Target": "settings-code"}))
     assert "maxTokens: 8000," in fragment and "keepRecentTurns: 3," in fragment
     code = fragment[fragment.index('id="settings-code"'):]

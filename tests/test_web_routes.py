@@ -105,7 +105,7 @@ def test_a_plus_one_step_sends_only_what_changed_and_appends_the_growing_lists(c
     assert re.search(r'<span id="who-m8" class="who" hx-swap-oob="true">', page)
     assert '<ol hx-swap-oob="beforeend:#bubbles">' in page
     # the collapsed table view is not sent: a loader fetches it when it is opened
-    assert re.search(r'<div id="table-view" class="loading" hx-get="/play/bike-shop\?call=5" hx-trigger="intersect once"', page)
+    assert re.search(r'<div id="table-view" class="loading" hx-get="/play/bike-shop\?call=5" hx-trigger="toggle once from:closest details, intersect once"', page)
     # a jump of more than one call sends the lists whole
     jump = text(step(client, "/play/bike-shop?call=5", "/play/bike-shop?call=2"))
     assert re.search(r'<ol id="events-before" class="log" hx-swap-oob="true">', jump)
