@@ -337,3 +337,31 @@ def test_a_summary_inside_one_request_never_uses_the_whole_requests_digest():
     summaries = [block.text for call in result.calls for block in call.blocks if block.state == "summary"]
     assert summaries and not any("every test passed" in text for text in summaries)
     assert all("tools used: read" in text for text in summaries)
+
+
+def test_a_result_cleared_at_the_call_it_enters_was_whole_before_that_call():
+    """A tool result that arrives just before a new request is outside KEEP at once: the
+    history before that call's compaction holds it as the tool wrote it (the well animates
+    from it and the story measures what clearing saved)."""
+    big = "log line " * 2000
+    scenario = Scenario(
+        id="late-result",
+        title={"en": "late result"},
+        lesson={"en": ""},
+        prefix=({"role": "system", "content": "You are a coding agent."},),
+        tools=[],
+        script=[
+            ScriptMessage(id="m1", message={"role": "user", "content": "Run the tests."}),
+            ScriptMessage(id="m2", message={"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run_tests", "arguments": "{}"}}]}),
+            ScriptMessage(id="m3", message={"role": "tool", "tool_call_id": "c1", "content": big}),
+            ScriptMessage(id="m4", message={"role": "user", "content": "Now fix the first failure."}),
+            ScriptMessage(id="m5", message={"role": "assistant", "content": "Done."}),
+        ],
+    )
+    chosen = parse_settings({"strategy": "clear-tool-results", "window": "4000", "keep": "1", "clear_at_least": "0"})
+    result = replay(scenario, chosen)
+    call = result.calls[1]
+    assert call.compaction is not None and call.compaction.cleared == ("m3",)
+    before = {block.id: block for block in result.history_before(2)}
+    assert before["m3"].state == "original" and before["m3"].message["content"] == big
+    assert before["m3"].units > {block.id: block for block in call.blocks}["m3"].units

@@ -9,7 +9,7 @@ script, and once more at the end when the script ends on a user or tool message.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import wraps
 from typing import Any, Callable, TypeVar
 
@@ -175,7 +175,7 @@ class Replay:
 
     def history_before(self, number: int) -> list[Block]:
         """The history as it stood at call `number` before compaction: what the previous call
-        sent, its reply, then what entered since (those are in KEEP, so compaction kept them)."""
+        sent, its reply, then what entered since, as the script wrote it."""
         call = self.calls[number - 1]
         if number == 1:
             before: list[Block] = []
@@ -184,7 +184,15 @@ class Replay:
             before = list(previous.blocks) + ([previous.reply] if previous.reply else [])
         known = {block.id for block in before}
         # A summary made at this call is new too, but it was not there before compaction.
-        return before + [block for block in call.blocks if block.id not in known and block.state != "summary"]
+        entered = [block for block in call.blocks if block.id not in known and block.state != "summary"]
+        return before + [block if block.state == "original" else self._as_written(block) for block in entered]
+
+    def _as_written(self, block: Block) -> Block:
+        """A message compacted at the very call it entered (a tool result just before a new
+        request falls outside KEEP at once), as it was before that compaction."""
+        item = next(item for item in self.scenario.script if item.id == block.id)
+        counter = get_counter(self.settings.counter).with_call_names(script_call_names(self.scenario))
+        return replace(block, message=item.message, units=counter.measure(item.message), state="original")
 
     def gone(self, number: int) -> list[str]:
         """Ids of the script messages that had entered the history by call `number` and are
