@@ -25,7 +25,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from collections import Counter
 from pathlib import Path
 
@@ -34,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.hostile_transcripts import long_tool_names  # noqa: E402
 from bench.load import worker_pids  # noqa: E402
-from bench.server import get, serve  # noqa: E402
+from bench.server import get, paste, serve, status_kib  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
 
 TRANSCRIPT_LIMIT = 1_000_000
@@ -54,15 +53,6 @@ def agent_transcript(seed: int) -> dict:
     raise SystemExit("the agent transcript does not fit the paste limit")
 
 
-def paste(port: int, transcript: str) -> str:
-    body = urllib.parse.urlencode({"transcript": transcript}).encode()
-    status, text, headers = get(port, "/transcripts", {"Content-Type": "application/x-www-form-urlencoded"}, "POST", body)
-    location = headers.get("Location", "")
-    if status != 303 or "/play/" not in location:
-        raise SystemExit(f"paste refused ({status}): {text[:300]!r}")
-    return location.split("/play/")[1].split("?")[0]
-
-
 def timed(port: int, path: str, headers: dict, timeout: float) -> tuple[float, int]:
     """Seconds and status of one request; status 0 when the connection failed or timed out."""
     start = time.monotonic()
@@ -76,16 +66,6 @@ def timed(port: int, path: str, headers: dict, timeout: float) -> tuple[float, i
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
-
-
-def vm_hwm_kib(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         def memory() -> None:
             while not stop.wait(1.0):
                 for pid in worker_pids(master.pid):
-                    peaks[pid] = max(peaks.get(pid, 0), vm_hwm_kib(pid))
+                    peaks[pid] = max(peaks.get(pid, 0), status_kib(pid, "VmHWM"))
 
         threads = [threading.Thread(target=attacker, args=(i,)) for i in range(args.attackers)]
         threads += [threading.Thread(target=probe), threading.Thread(target=memory)]

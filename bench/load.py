@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.server import get, serve  # noqa: E402
+from bench.server import get, serve, status_kib  # noqa: E402
 from webapp.core.library import SCENARIOS_DIR  # noqa: E402
 from webapp.core.scenarios import load_library  # noqa: E402
 from webapp.core.settings import STRATEGIES  # noqa: E402
@@ -86,20 +86,10 @@ def worker_pids(master: int) -> list[int]:
     return [int(pid) for pid in children.read_text().split()] if children.exists() else []
 
 
-def rss_kib(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def sample_rss(master: int, samples: list[tuple[float, dict[int, int]]], stop: threading.Event) -> None:
     start = time.monotonic()
     while not stop.wait(1.0):
-        samples.append((time.monotonic() - start, {pid: rss_kib(pid) for pid in worker_pids(master)}))
+        samples.append((time.monotonic() - start, {pid: status_kib(pid, "VmRSS") for pid in worker_pids(master)}))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 
 from bench.app import HELLO_PATH
@@ -35,6 +36,27 @@ def get(
         return response.status, response.read(), dict(response.getheaders())
     finally:
         connection.close()
+
+
+def paste(port: int, transcript: str) -> str:
+    """Pastes a transcript through the form as a browser does; returns its scenario id."""
+    body = urllib.parse.urlencode({"transcript": transcript}).encode()
+    status, text, headers = get(port, "/transcripts", {"Content-Type": "application/x-www-form-urlencoded"}, "POST", body)
+    location = headers.get("Location", "")
+    if status != 303 or "/play/" not in location:
+        raise SystemExit(f"paste refused ({status}): {text[:300]!r}")
+    return urllib.parse.urlsplit(location).path.removeprefix("/play/")
+
+
+def status_kib(pid: int, field: str) -> int:
+    """A process's memory figure from /proc (VmRSS now, VmHWM its peak), in KiB; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 @contextlib.contextmanager

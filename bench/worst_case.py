@@ -27,15 +27,14 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.hostile_transcripts import long_tool_names  # noqa: E402
-from bench.load import rss_kib, worker_pids  # noqa: E402
-from bench.server import serve  # noqa: E402
+from bench.load import worker_pids  # noqa: E402
+from bench.server import paste, serve, status_kib  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
 
 REQUEST_TIMEOUT = 120  # past gunicorn's worker timeout: a killed worker shows as a failure
@@ -54,14 +53,6 @@ def timed_request(port: int, method: str, path: str, body: bytes | None = None, 
         return 0, time.monotonic() - start, b"", {}
     finally:
         connection.close()
-
-
-def paste(port: int, text: str) -> str:
-    body = urllib.parse.urlencode({"transcript": text}).encode()
-    status, _, data, headers = timed_request(port, "POST", "/transcripts", body, {"Content-Type": "application/x-www-form-urlencoded"})
-    if status != 303:
-        raise SystemExit(f"pasting the hostile transcript answered {status}: {data[:300]!r}")
-    return urllib.parse.urlsplit(headers["Location"]).path.removeprefix("/play/")
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -104,7 +95,7 @@ class Phase:
     def sampler(self) -> None:
         while not self.stop.wait(0.5):
             for pid in worker_pids(self.master):
-                self.peak[pid] = max(self.peak.get(pid, 0), rss_kib(pid))
+                self.peak[pid] = max(self.peak.get(pid, 0), status_kib(pid, "VmRSS"))
 
     def run(self) -> Phase:
         timeouts_before = self.log.read_text().count("WORKER TIMEOUT")
