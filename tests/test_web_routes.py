@@ -445,3 +445,14 @@ def test_vary_names_every_header_that_changes_the_answer(client):
     french = client.get("/play/bike-shop?lang=fr").headers["Vary"]
     assert "Accept-Language" not in french  # the URL chose the language
     assert client.get("/?lang=xx").headers["Vary"].count("Accept-Language") == 1
+
+
+def test_a_plain_next_link_gives_the_whole_event_log_and_chat(client):
+    """Without JavaScript, Next is a plain link: the page it loads says where it came from
+    (Referer), yet it is a whole page, so its lists start at call 1 as a fresh page's do."""
+    fresh = text(client.get("/play/bike-shop?call=3"))
+    followed = text(client.get("/play/bike-shop?call=3", headers={"Referer": "http://localhost/play/bike-shop?call=2"}))
+    for list_id in ("events-before", "bubbles"):
+        pattern = rf'<ol id="{list_id}".*?</ol>'
+        assert re.search(pattern, followed, re.S).group(0) == re.search(pattern, fresh, re.S).group(0), list_id
+    assert '<span class="call-tag">call 1</span>' in followed

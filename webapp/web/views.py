@@ -57,8 +57,10 @@ def play(scenario_id: str):
     result = replay_for(view)
     before = state_before("web.play")
     changed = changed_inputs(before, view)
-    # Growing lists append on a +1 step that changes nothing else they show.
-    append = before is not None and view.call == before.call + 1 and not (changed & (STACK | {"lang"})) - {"call"}
+    # Growing lists append on an htmx +1 step that changes nothing else they show; a plain
+    # page load (JavaScript off, or a key pressed before htmx is ready) has a Referer one call
+    # back too, but it is a whole page and needs its lists whole.
+    append = is_htmx() and before is not None and view.call == before.call + 1 and not (changed & (STACK | {"lang"})) - {"call"}
     context = play_context(view, result, before if append else None)
     # Motion only when the stack changed from the page the request came from: a selected
     # block, another language, a page opened from elsewhere stand still.
