@@ -101,3 +101,17 @@ def test_keep_is_said_in_its_unit_and_number(capsys):
     for flags, words in ((["--keep", "1"], "keep 1 request ·"), (["--keep", "2", "--keep-unit", "turns"], "keep 2 turns ·"), (["--keep", "1", "--keep-unit", "tool_results"], "keep 1 tool result ·")):
         assert main(["replay", "bike-shop", *flags]) == 0
         assert words in capsys.readouterr().out
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`replay … | head -1`: the output is cut short on purpose, which is not an error to report."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "webapp", "replay", "long-haul", "--json"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert run.stdout.readline().strip() == b"{"
+    run.stdout.close()  # as `head -1` does once it has its line
+    stderr = run.stderr.read().decode()
+    run.wait(timeout=60)
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    assert run.returncode == 141  # what a shell reports for a command stopped by SIGPIPE
