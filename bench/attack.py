@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.hostile_transcripts import long_tool_names  # noqa: E402
 from bench.load import worker_pids  # noqa: E402
-from bench.server import get, paste, serve, status_kib  # noqa: E402
+from bench.server import get, paste, percentile, serve, status_kib  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
 
 TRANSCRIPT_LIMIT = 1_000_000
@@ -61,11 +61,6 @@ def timed(port: int, path: str, headers: dict, timeout: float) -> tuple[float, i
     except OSError:
         status = 0
     return time.monotonic() - start, status
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
 def main(argv: list[str] | None = None) -> int:

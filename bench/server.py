@@ -6,6 +6,7 @@ import contextlib
 import http.client
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,14 @@ from bench.app import HELLO_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 GUNICORN = Path(sys.executable).with_name("gunicorn")
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The `share` quantile (0.99 for p99), interpolated between the two nearest values as
+    statistics.quantiles' inclusive method does; every benchmark reads its tails this way."""
+    if len(values) < 2:
+        return values[0] if values else float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1]
 
 
 def free_port() -> int:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.hostile_transcripts import long_tool_names  # noqa: E402
 from bench.load import worker_pids  # noqa: E402
-from bench.server import paste, serve, status_kib  # noqa: E402
+from bench.server import paste, percentile, serve, status_kib  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
 
 REQUEST_TIMEOUT = 120  # past gunicorn's worker timeout: a killed worker shows as a failure
@@ -53,11 +53,6 @@ def timed_request(port: int, method: str, path: str, body: bytes | None = None, 
         return 0, time.monotonic() - start, b"", {}
     finally:
         connection.close()
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 class Phase:
