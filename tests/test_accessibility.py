@@ -177,7 +177,7 @@ def test_every_control_is_reached_by_tab_with_a_visible_focus(page, live_server)
     ids = {ring["id"] for ring in reached}
     assert {"Français", "中文", "English"} <= texts
     assert {"step-next", "scrubber", "f-strategy", "f-window", "play-toggle"} <= ids
-    blocks = page.locator("svg.well a.block")
+    blocks = page.locator("svg.well a[id^=block-]")
     assert sum(ring["stroke"] >= 3 for ring in reached) >= blocks.count()
 
 
@@ -199,9 +199,9 @@ def test_blocks_and_the_numbers_on_them_have_enough_contrast(page, live_server, 
     (non-text contrast) by its fill or its outline, the hatched floor aside."""
     page.goto(live_server + PLAY + f"?call={HAMMER_CALL}&strategy={strategy}")
     pairs = page.evaluate(
-        """() => [...document.querySelectorAll('svg.well a.block')].map(block => {
+        """() => [...document.querySelectorAll('svg.well a[id^=block-]')].map(block => {
             const style = getComputedStyle(block.querySelector('rect'));
-            const text = block.parentElement.querySelector('text.inside');
+            const text = block.querySelector('text.inside');
             return {name: block.querySelector('title').textContent, shape: style.fill, outline: style.stroke,
                     text: text ? getComputedStyle(text).fill : null};
         })"""

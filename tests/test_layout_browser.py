@@ -138,7 +138,7 @@ KEY_CALLS = [
 @pytest.mark.parametrize("width", [1280])
 def test_on_a_laptop_the_stack_and_the_hammer_are_in_view(sized, live_server, width, lang, path):
     sized.goto(live_server + with_lang(path, lang))
-    parts = boxes(sized, "svg.well .block rect") + boxes(sized, "svg.well .hammer")
+    parts = boxes(sized, "svg.well a[id^=block-] rect") + boxes(sized, "svg.well .hammer")
     assert parts, path
     lowest = max(part["bottom"] for part in parts)
     assert lowest <= SIZES[width], f"{path} in {lang}: the stack ends at {lowest}, below the fold"
@@ -164,9 +164,9 @@ def test_no_two_text_labels_of_the_well_overlap(sized, live_server, width, lang)
 @pytest.mark.parametrize("width", [390, 1280])
 def test_call_ones_blocks_can_be_selected(sized, live_server, width):
     sized.goto(live_server + "/play/bike-shop?call=1")
-    blocks = sized.locator("svg.well a.block")
+    blocks = sized.locator("svg.well a[id^=block-]")
     assert blocks.count() == 2  # the floor and the first request, drawn tall enough to click
-    for box in boxes(sized, "svg.well a.block rect"):
+    for box in boxes(sized, "svg.well a[id^=block-] rect"):
         assert box["bottom"] - box["top"] >= 20
     blocks.nth(1).click()
     expect(sized.locator("#detail")).to_be_visible()
@@ -188,7 +188,7 @@ def test_projector_mode_is_a_link_kept_in_the_url(sized, live_server, width, lan
     sized.click("#step-next")
     expect(sized).to_have_url(re.compile(r"[?&]call=5(&|$)"))
     assert "projector=1" in sized.url  # a step keeps the mode
-    parts = boxes(sized, "svg.well .block rect") + boxes(sized, "svg.well .hammer")
+    parts = boxes(sized, "svg.well a[id^=block-] rect") + boxes(sized, "svg.well .hammer")
     assert max(part["bottom"] for part in parts) <= 720
     sized.click("#projector-toggle")
     expect(sized.locator("#controls")).to_be_visible()

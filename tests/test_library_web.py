@@ -221,7 +221,7 @@ def test_the_store_evicts_the_least_recently_used_and_says_so(tmp_path, monkeypa
 def test_the_orphaned_results_are_marked_in_the_well(client):
     page = text(client.get("/play/tool-pairs?call=5"))
     assert page.count("⚠ its call is gone") == 3
-    assert len(re.findall(r'id="block-m(?:3|4|5)" class="block kind-tool state-original orphan', page)) == 3
+    assert len(re.findall(r'id="block-m(?:3|4|5)" class="tool orphan"', page)) == 3
     assert "orphan" not in text(client.get("/play/tool-pairs?call=5&strategy=drop")).split('class="legend"')[0]
 
 

@@ -120,7 +120,7 @@ def test_selecting_a_block_does_not_replay_the_hammer(page, live_server):
     expect(page).to_have_url(re.compile(r"block=m7"))
     expect(page.locator("svg.well")).to_have_class(re.compile(r"\bstill\b"))
     assert page.locator("svg.well .hammer").evaluate("el => getComputedStyle(el).animationName") == "none"
-    assert page.locator("svg.well .ghost").count() == 0 or not page.locator("svg.well .ghost").first.is_visible()
+    assert page.locator("svg.well .ghosts rect").count() == 0 or not page.locator("svg.well .ghosts rect").first.is_visible()
     assert page.evaluate("document.activeElement.id") == "block-m7"
 
 

@@ -119,14 +119,14 @@ def test_play_advances_by_itself_and_space_pauses(page, live_server):
 
 def test_select_a_block_with_the_mouse_and_with_the_keyboard(page, live_server):
     page.goto(live_server + PLAY + "?call=5")
-    page.locator("svg.well a.block.kind-tool").first.click()
+    page.locator("svg.well a[id^=block-].tool").first.click()
     detail = page.locator("#detail")
     expect(detail).to_be_visible()
     expect(detail).to_contain_text("tool result: get_order")
     expect(detail).to_contain_text("o200k_base")
     expect(detail).to_contain_text("[Truncated to save context")
     assert "block=m3" in page.url
-    page.locator("svg.well a.block.kind-floor").focus()
+    page.locator("svg.well a#block-floor").focus()
     page.keyboard.press("Enter")
     expect(detail).to_contain_text("You are the support assistant of a bike shop.")
 
@@ -180,7 +180,7 @@ def test_the_page_works_without_javascript(browser, live_server):
     page.locator("#scrub button[type=submit]").click()
     expect(heading(page)).to_have_text("Call 5")
     expect(page.locator("svg.well")).to_contain_text("3 dropped")
-    page.locator("svg.well a.label").filter(has_text="user").first.click()
+    page.locator("svg.well .at-labels a").filter(has_text="user").first.click()
     expect(page.locator("#detail")).to_contain_text("Tokens under each counter")
     context.close()
 

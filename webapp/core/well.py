@@ -108,6 +108,17 @@ class Shape:
 
 
 @dataclass
+class Run:
+    """Blocks next to each other that move as one: they settle by the same offset on a
+    compaction call, or fall in together as new arrivals. The drawing wraps each run, not
+    each block, in what moves it."""
+
+    settle: float  # rounded to a tenth of a pixel, as drawn
+    arriving: bool
+    shapes: list[Shape]
+
+
+@dataclass
 class Ghost:
     """A block as it stood before compaction shrank or removed it."""
 
@@ -200,6 +211,18 @@ class Well:
     @property
     def animated(self) -> bool:
         return self.hammer_y is not None
+
+    @property
+    def runs(self) -> list[Run]:
+        """The stack, floor first, cut where the motion of the next block differs."""
+        out: list[Run] = []
+        for shape in self.shapes:
+            settle = round(shape.settle, 1)
+            if out and out[-1].settle == settle and out[-1].arriving == shape.arriving:
+                out[-1].shapes.append(shape)
+            else:
+                out.append(Run(settle, shape.arriving, [shape]))
+        return out
 
     def inside(self, shape: Shape) -> bool:
         """Whether a block is tall enough, where its label points, to show its tokens inside

@@ -6,6 +6,7 @@ scenario library (loaded once, at creation) and a bounded cache of replays.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from flask import Flask, g, render_template, request
@@ -124,7 +125,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(glossary)
     app.jinja_env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, event_meaning=event_meaning, message_name=message_name)
     # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
-    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up)
+    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up, squeeze=squeeze)
     # Every page's language code, for texts a template picks from a scenario (facts, titles).
     app.context_processor(lambda: {"lang": str(get_locale())})
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
@@ -189,6 +190,16 @@ def create_app(test_config: dict | None = None) -> Flask:
 def oob_attr(oob: bool, how: str = "true") -> Markup:
     """Marks a block for an out-of-band swap when it is sent as a fragment."""
     return Markup(' hx-swap-oob="{0}"').format(how) if oob else Markup("")
+
+
+# Indentation: whitespace that holds a line break, between two tags.
+INDENTATION = re.compile(r">\s*\n\s*<")
+
+
+def squeeze(markup: str) -> Markup:
+    """Markup without its indentation, for the parts a step resends whole (the well). Spaces
+    within a line stay: SVG text needs them between its tspans."""
+    return Markup(INDENTATION.sub("><", markup))
 
 
 def tokens(value: float) -> str:
