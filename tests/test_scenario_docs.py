@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from webapp.core.layers import Budget
 from webapp.core.replay import replay
 from webapp.core.scenarios import (
     AssistantEntry,
+    ContextEntry,
     FactSpec,
     NarrationSpec,
     NarrationWhen,
@@ -25,7 +27,10 @@ from webapp.core.settings import STRATEGIES, Settings, parse_settings
 from webapp.core.story import narration_at
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "scenarios.md").read_text(encoding="utf-8")
-MODELS = [ScenarioFile, Settings, ToolSpec, FactSpec, ToolCallSpec, UserEntry, AssistantEntry, ToolEntry, NarrationSpec, NarrationWhen]
+MODELS = [
+    ScenarioFile, Settings, ToolSpec, FactSpec, ToolCallSpec, UserEntry, AssistantEntry, ToolEntry, ContextEntry,
+    NarrationSpec, NarrationWhen, Budget,
+]
 
 
 def section_of(model: type[BaseModel]) -> str:
@@ -55,7 +60,7 @@ def nested_models(model: type[BaseModel]) -> set[type[BaseModel]]:
 
 
 def test_every_model_of_the_schema_is_listed():
-    reachable, todo = set(), [ScenarioFile, ToolEntry, UserEntry, AssistantEntry]
+    reachable, todo = set(), [ScenarioFile, ToolEntry, UserEntry, AssistantEntry, ContextEntry]
     while todo:
         model = todo.pop()
         if model not in reachable:

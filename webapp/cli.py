@@ -18,7 +18,10 @@ from .core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError,
 from .core.serialize import origin_json, replay_json
 from .core.settings import SettingsError, parse_settings
 
-SETTING_FLAGS = ("strategy", "window", "model_window", "threshold", "keep", "keep_unit", "counter", "preview", "clear_at_least", "exclude_tools")
+SETTING_FLAGS = (
+    "strategy", "window", "model_window", "threshold", "keep", "keep_unit", "counter", "preview", "clear_at_least",
+    "exclude_tools", "alert", "target", "pin",
+)
 SWITCHES = {
     "keep_facts": "tell the summarizer the critical facts",
     "clear_tool_inputs": "clear-tool-results: clear the arguments of the calls whose results are cleared too",
@@ -30,6 +33,9 @@ FLAG_HELP = {
     "keep_unit": "what --keep counts: requests (default), tool_results or turns",
     "clear_at_least": "clear-tool-results: clear at least this many tokens each time, or nothing",
     "exclude_tools": "clear-tool-results: tools whose results are never cleared, comma-separated",
+    "alert": "the alert line, a share of the window below --threshold: a warning above it (default 0: none)",
+    "target": "compaction aims at or below this share of the window, below --threshold (default 0: the line)",
+    "pin": "message ids no strategy touches, besides the scenario's (m3,m7); -m3 unpins one (write --pin=-m3)",
 }
 
 
@@ -144,8 +150,9 @@ def table(result: Replay) -> str:
         f"{result.scenario.text('title')} · strategy {s.strategy} · window {s.window:,}"
         + (f" · model's window {s.model_window:,}" if s.model_window else "")
         + " · "
-        f"line {s.threshold:.0%} ({s.limit:,.0f}) · {keep_words(s)} · counter {s.counter}"
-        + (f" · {clearing_words(s)}" if s.strategy == "clear-tool-results" else ""),
+        f"line {s.threshold:.0%} ({s.limit:,.0f}){line_words(s)} · {keep_words(s)} · counter {s.counter}"
+        + (f" · {clearing_words(s)}" if s.strategy == "clear-tool-results" else "")
+        + pinned_words(result.scenario, s),
         f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<58} {'sent so far':>11}",
     ]
     for call in result.calls:
@@ -163,6 +170,17 @@ def read_as_lines(scenario, counter: str) -> list[str]:
     if origin is None:
         return []
     return [f"read as: {origin['label']}"] + [f"  {note}" for note in origin["notes"]]
+
+
+def line_words(settings) -> str:
+    """The alert line and the target, when set: ' · alert 80% · target 85%'."""
+    words = f" · alert {settings.alert:.0%}" if settings.alert else ""
+    return words + (f" · target {settings.target:.0%}" if settings.target else "")
+
+
+def pinned_words(scenario, settings) -> str:
+    pinned = sorted(settings.pinned(scenario.pinned), key=lambda message_id: int(message_id[1:]))
+    return f" · pinned {','.join(pinned)}" if pinned else ""
 
 
 def keep_words(settings) -> str:
@@ -185,6 +203,8 @@ def describe_compaction(call) -> str:
     c = call.compaction
     if c is not None:
         done = []
+        if c.compressed:
+            done.append(f"retrieval {len(c.compressed)}")
         if c.cleared:
             done.append(f"cleared {len(c.cleared)} ({c.cleared_tokens:,} tokens)")
         if c.held_back:
@@ -195,13 +215,23 @@ def describe_compaction(call) -> str:
             done.append(f"dropped {len(c.dropped)}")
         if c.summarized:
             done.append(f"summarized {len(c.summarized)}")
+        if c.notice_added:
+            done.append("notice added")
         notes.append(f"{c.tokens_before:,}→{c.tokens_after:,} " + (", ".join(done) if done else "nothing to compact"))
+        if c.notice and not c.notice_added:
+            notes.append("notice")
+        if c.pinned_kept:
+            notes.append(f"pinned kept: {','.join(c.pinned_kept)}")
     if call.overflow:
         notes.append(f"OVERFLOW ({call.provider_tokens:,} real)")
     if not call.valid:
         notes.append("INVALID")
     if call.no_room_for_reply:
         notes.append("NO ROOM FOR REPLY")
+    if any(not status.present or not status.unchanged for status in call.pinned):
+        notes.append("PIN BROKEN")
+    if any(event.kind == "warning" for event in call.events):
+        notes.append("warning")
     return "; ".join(notes) or "-"
 
 
@@ -210,6 +240,7 @@ def comparison_table(comparison: Comparison, call: int) -> str:
     lines = [
         f"{comparison.scenario.text('title')} · window {s.window:,} · line {s.threshold:.0%} ({s.limit:,.0f}) · "
         f"{keep_words(s)} · counter {s.counter} · call {call} of {comparison.call_count}"
+        + line_words(s) + pinned_words(comparison.scenario, s)
         + f" · clear-tool-results: {clearing_words(s)}",
         f"bill: {p.model.label}, cached input at {p.share:.0%}"
         + (f", cache writes at {p.model.write_share:.0%}" if p.model.write_share != 1 else "")

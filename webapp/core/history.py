@@ -9,6 +9,11 @@ from typing import Literal
 from .tokens import Message, content_text, tool_call_texts
 
 TRUNCATION_MARK = "[Truncated"
+# by-layer's overflow notice, the manual's (004_abe3947712a3ce73.txt, step 9) in English.
+OVERFLOW_NOTICE = (
+    "Note: the context was condensed to respect the model's limits. "
+    "Some old details may no longer be accessible."
+)
 CLEARED_MARK = "[Cleared"
 # A tool's output: a tool message, or a legacy function-calling result (role "function").
 TOOL_RESULT_ROLES = ("tool", "function")
@@ -26,8 +31,10 @@ class Block:
     message: Message
     units: int
     request: int
-    state: Literal["original", "truncated", "cleared", "summary"] = "original"
+    state: Literal["original", "truncated", "cleared", "summary", "notice"] = "original"
     replaces: tuple[str, ...] = ()
+    layer: str = "history"  # memory, retrieval or history (layers.MESSAGE_LAYERS)
+    group: str = ""  # retrieval messages of one group are compressed as a unit
 
     # Cached: a compaction scans every old block each time it runs, and a block's message is
     # never modified (compaction replaces the block).

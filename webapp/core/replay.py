@@ -16,7 +16,7 @@ from typing import Any, Callable, TypeVar
 from .budget import spend
 from .history import TOOL_RESULT_ROLES, Block, keep_start, searchable
 from .i18n import N_
-from .scenarios import Fact, PairCheck, Scenario
+from .scenarios import Fact, PairCheck, Scenario, ScriptMessage
 from .settings import Settings
 from .strategies import Compaction, Context, compact
 from .summarizer import OfflineSummarizer, Summarizer
@@ -103,7 +103,10 @@ class Event:
     model_call, tool_call, tool_result, turn_end, overflow (the request is larger than the
     model's real window), invalid_request (an API would reject the request: a tool result
     without its call, or a call without its result), no_room_for_reply (the request fits but
-    the reply does not: the provider rejects it or cuts the reply short)."""
+    the reply does not: the provider rejects it or cuts the reply short), warning (the
+    request passes the alert line, not the red line), notice (by-layer's levels were not
+    enough: the overflow notice is in the request), pinned_kept (compaction stopped above its
+    aim: only pinned messages were left to cut)."""
 
     kind: str
     call: int
@@ -119,6 +122,15 @@ class FactStatus:
     @property
     def missing_when_needed(self) -> bool:
         return self.needed and not self.present
+
+
+@dataclass(frozen=True)
+class PinStatus:
+    """A pinned message at one call: still sent, and sent exactly as written."""
+
+    id: str
+    present: bool
+    unchanged: bool
 
 
 @dataclass
@@ -142,6 +154,8 @@ class Call:
     # The request as the provider counts it: `tokens` itself, unless the loop counts with the
     # estimate (then PROVIDER_COUNTER's count). Overflow is decided on this number.
     provider_tokens: int = 0
+    # Every pinned message that has entered the history by this call, checked.
+    pinned: tuple[PinStatus, ...] = ()
 
     @property
     def valid(self) -> bool:
@@ -184,7 +198,7 @@ class Replay:
             before = list(previous.blocks) + ([previous.reply] if previous.reply else [])
         known = {block.id for block in before}
         # A summary made at this call is new too, but it was not there before compaction.
-        entered = [block for block in call.blocks if block.id not in known and block.state != "summary"]
+        entered = [block for block in call.blocks if block.id not in known and block.state not in ("summary", "notice")]
         return before + [block if block.state == "original" else self._as_written(block) for block in entered]
 
     def _as_written(self, block: Block) -> Block:
@@ -258,6 +272,7 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         facts=scenario.facts,
         fetch_once_tools=scenario.fetch_once_tools,
         digests=digests,
+        pinned=settings.pinned(scenario.pinned),
     )
     loop = _Loop(scenario, settings, context)
     for item in scenario.script:
@@ -294,6 +309,7 @@ class _Loop:
         self.notices: list[tuple[str, dict[str, int]]] = []
         self.cannot_fit_said = False
         self.said: set[str] = set()  # notices said once per replay
+        self.pins_arrived: list[ScriptMessage] = []  # pinned messages, as written, in order
         counter = context.counter
         if counter.name == "estimate":
             counter = get_counter(PROVIDER_COUNTER).with_call_names(script_call_names(scenario))
@@ -333,7 +349,7 @@ class _Loop:
     def _pair_problems(self, compaction: Compaction | None) -> tuple[str, ...]:
         # Truncation keeps each message's role and call ids, all the check reads; a drop or a
         # summary removes messages, and the check starts over.
-        if compaction is not None and (compaction.dropped or compaction.summarized):
+        if compaction is not None and (compaction.dropped or compaction.summarized or compaction.notice_added):
             self._restart_pair_check()
         for block in self.history[self.paired:]:
             self.pairs.feed(block.message)
@@ -341,7 +357,7 @@ class _Loop:
         return tuple(f"{where}: {what}" for where, what in self.pairs.problems())
 
     def _append(self, item) -> Block:
-        block = Block(item.id, item.message, self.context.counter.measure(item.message), self.request)
+        block = Block(item.id, item.message, self.context.counter.measure(item.message), self.request, layer=item.layer, group=item.group)
         self.history.append(block)
         self.units += block.units
         self.provider_units += self._provider_units(item.message)
@@ -354,6 +370,8 @@ class _Loop:
             self.turn_open = False
 
     def feed(self, item) -> None:
+        if item.id in self.context.pinned and item.role != "assistant":
+            self.pins_arrived.append(item)
         if item.role == "user":
             self._end_turn()
             self.request += 1
@@ -363,6 +381,8 @@ class _Loop:
         elif item.role == "assistant":
             self._end_turn()
             self._call(item)
+            if item.id in self.context.pinned:  # a reply is in the requests after its call
+                self.pins_arrived.append(item)
         else:
             block = self._append(item)
             if item.role in TOOL_RESULT_ROLES:
@@ -395,6 +415,10 @@ class _Loop:
         self.history, self.units, compaction = compact(self.history, self.units, self.context)
         if compaction is not None:
             events.append(Event("compact", number, {"before": compaction.tokens_before, "after": compaction.tokens_after}))
+            if compaction.notice is not None:
+                events.append(Event("notice", number, {"id": compaction.notice, "added": compaction.notice_added}))
+            if compaction.pinned_kept:
+                events.append(Event("pinned_kept", number, {"ids": list(compaction.pinned_kept), "tokens": compaction.tokens_after}))
             self.sent += compaction.summarizer_input
             self.summarizer_output += compaction.summarizer_output
         self.turn += 1
@@ -402,6 +426,9 @@ class _Loop:
         tokens = self.context.tokens(self.units)
         events.append(Event("turn_start", number, {"turn": self.turn, "request": self.request}))
         events.append(Event("model_call", number, {"tokens": tokens, "messages": len(self.history) + 1}))
+        alert = self.settings.alert_line
+        if alert is not None and alert < tokens <= self.settings.limit:
+            events.append(Event("warning", number, {"tokens": tokens, "alert": round(alert), "line": round(self.settings.limit)}))
         window = self.settings.real_window
         provider_tokens = self._provider_tokens(tokens, compaction)
         overflow = provider_tokens > window
@@ -449,12 +476,20 @@ class _Loop:
                 problems=problems,
                 no_room_for_reply=no_room,
                 provider_tokens=provider_tokens,
+                pinned=self._pin_statuses(),
             )
         )
         if reply is not None:
             self.history.append(reply)
             self.units += reply.units
             self.provider_units += 0 if self.provider is self.context.counter else reply_units
+
+    def _pin_statuses(self) -> tuple[PinStatus, ...]:
+        sent = {block.id: block for block in self.history}
+        return tuple(
+            PinStatus(item.id, item.id in sent, item.id in sent and sent[item.id].message == item.message)
+            for item in self.pins_arrived
+        )
 
     def _check_cannot_fit(self, number: int, keep_start: int) -> None:
         if self.cannot_fit_said:

@@ -20,7 +20,7 @@ import hashlib
 import json
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -34,9 +34,10 @@ from pydantic import (
 )
 
 from .i18n import N_
+from .layers import Budget
 from .settings import COUNTER_NAMES, STRATEGIES, Settings, SettingsError, parse_settings
 from .tokens import Message, content_text
-from .transcript_formats import FORMAT_LABELS, FormatError, import_transcript, loads, relocate
+from .transcript_formats import FORMAT_LABELS, FormatError, import_transcript, loads, message_layer, relocate
 
 LANGUAGES = ("en", "fr", "zh")
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
@@ -88,26 +89,43 @@ class ToolCallSpec(Strict):
     )
 
 
+PINNED = "never compacted by any strategy, and checked at every call (a safety rule, declared personal data)"
+
+
 class UserEntry(Strict):
     user: str = Field(description="what the user asks")
     digest: str | None = Field(
         None, description="a summary of this whole exchange, for the summarize strategy"
     )
+    pinned: bool = Field(False, description=PINNED)
 
 
 class AssistantEntry(Strict):
     assistant: str | None = Field(None, description="the reply's text")
     tool_calls: list[ToolCallSpec] = Field(default_factory=list, description="tools it calls")
+    pinned: bool = Field(False, description=PINNED)
 
 
 class ToolEntry(Strict):
     tool: str = Field(min_length=1, description="the id of the tool call this answers")
     content: str = Field(description="the tool's output")
+    layer: Literal["history", "retrieval"] = Field(
+        "history", description="retrieval: the result of a search in documents, compressed first by by-layer"
+    )
+    pinned: bool = Field(False, description=PINNED)
+
+
+class ContextEntry(Strict):
+    context: str = Field(min_length=1, description="text the application adds to the request (sent as a system message)")
+    layer: Literal["memory", "retrieval"] = Field(
+        description="memory: long-term facts on the user or project; retrieval: documents found for the request"
+    )
+    pinned: bool = Field(False, description=PINNED)
 
 
 def _entry_kind(value: Any) -> str | None:
     if isinstance(value, dict):
-        for key in ("user", "tool"):
+        for key in ("user", "tool", "context"):
             if key in value:
                 return key
         if "assistant" in value or "tool_calls" in value:
@@ -118,11 +136,12 @@ def _entry_kind(value: Any) -> str | None:
 ChatEntry = Annotated[
     Annotated[UserEntry, Tag("user")]
     | Annotated[AssistantEntry, Tag("assistant")]
-    | Annotated[ToolEntry, Tag("tool")],
+    | Annotated[ToolEntry, Tag("tool")]
+    | Annotated[ContextEntry, Tag("context")],
     Discriminator(
         _entry_kind,
         custom_error_type="chat_entry",
-        custom_error_message="each [[chat]] entry needs one of the keys user, assistant (or tool_calls), tool",
+        custom_error_message="each [[chat]] entry needs one of the keys user, assistant (or tool_calls), tool, context",
     ),
 ]
 
@@ -157,6 +176,7 @@ class ScenarioFile(Strict):
     lesson: Localized = Field(description="the one-line lesson")
     system: str = Field(min_length=1, description="the system prompt, the floor of the well")
     settings: dict[str, Any] = Field(default_factory=dict, description="default settings")
+    budget: Budget = Field(default_factory=Budget, description="each layer's share of the window (default: the manual's)")
     tools: list[ToolSpec] = Field(default_factory=list, description="tool definitions")
     facts: list[FactSpec] = Field(default_factory=list, description="critical facts")
     narration: list[NarrationSpec] = Field(default_factory=list, description="per-call narration")
@@ -214,6 +234,11 @@ class ScriptMessage:
     id: str
     message: Message
     digest: str | None = None
+    layer: str = "history"  # one of layers.MESSAGE_LAYERS
+    pinned: bool = False
+    # Retrieval messages that enter before the same model call share a group ("g3"), which
+    # by-layer compresses as a unit.
+    group: str = ""
 
     @property
     def role(self) -> str:
@@ -253,6 +278,26 @@ class Scenario:
     # The request field the tool definitions go in: "functions" for legacy function calling.
     tools_field: str = "tools"
     origin: Origin | None = None
+    # The layer of each prefix message ("system", or "memory"/"retrieval" when marked so).
+    prefix_layers: tuple[str, ...] = ()
+    budget: Budget = field(default_factory=Budget)
+
+    @property
+    def pinned(self) -> frozenset[str]:
+        """Ids of the script messages the scenario pins."""
+        return frozenset(item.id for item in self.script if item.pinned)
+
+    def floor_layers(self, floor_units: int, counter) -> dict[str, int]:
+        """`floor_units` (this counter's `floor_units`) split by layer: the tool definitions,
+        the prefix messages marked memory or retrieval, and the system prompt with the rest."""
+        system_later = any(item.role == "system" for item in self.script)
+        tools = floor_units - counter.measure_floor(self.prefix, [], system_later=system_later) if self.tools else 0
+        parts = {"system": 0, "tools": tools, "memory": 0, "retrieval": 0}
+        for message, layer in zip(self.prefix, self.prefix_layers):
+            if layer != "system":
+                parts[layer] += counter.measure(message)
+        parts["system"] = floor_units - sum(parts.values())
+        return parts
 
     @property
     def system(self) -> str:
@@ -408,11 +453,13 @@ def _tool_definition(spec: ToolSpec) -> dict:
     }
 
 
-def _entry_message(entry: UserEntry | AssistantEntry | ToolEntry) -> Message:
+def _entry_message(entry: UserEntry | AssistantEntry | ToolEntry | ContextEntry) -> Message:
     if isinstance(entry, UserEntry):
         return {"role": "user", "content": entry.user}
     if isinstance(entry, ToolEntry):
         return {"role": "tool", "tool_call_id": entry.tool, "content": entry.content}
+    if isinstance(entry, ContextEntry):
+        return {"role": "system", "content": entry.context}
     message: Message = {"role": "assistant", "content": entry.assistant}
     if entry.tool_calls:
         message["tool_calls"] = [
@@ -495,10 +542,13 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
                     except (ValueError, RecursionError):
                         problems.append((f"chat[{index}].tool_calls[{position}].arguments", "not valid JSON"))
     start = first_request(messages)
-    script = [
-        ScriptMessage(f"m{index + 1}", message, getattr(entry, "digest", None))
-        for index, (entry, message) in enumerate(zip(spec.chat[start:], messages[start:]))
-    ]
+    layers = [getattr(entry, "layer", "history") for entry in spec.chat]
+    script = grouped(
+        [
+            ScriptMessage(f"m{index + 1}", message, getattr(entry, "digest", None), layers[start + index], entry.pinned)
+            for index, (entry, message) in enumerate(zip(spec.chat[start:], messages[start:]))
+        ]
+    )
     calls = count_calls(script)
     for index, fact in enumerate(spec.facts):
         if fact.needed_from_call > calls:
@@ -530,7 +580,21 @@ def parse_scenario_toml(text: str, source: str) -> Scenario:
         narration={call: tuple(notes) for call, notes in narration.items()},
         source=source,
         order=spec.order,
+        prefix_layers=("system", *(layer if layer != "history" else "system" for layer in layers[:start])),
+        budget=spec.budget,
     )
+
+
+def grouped(script: list[ScriptMessage]) -> list[ScriptMessage]:
+    """The script with each retrieval message in the group of the model call it enters
+    before ("g3": the documents found for call 3), compressed as a unit."""
+    call = 1
+    out = []
+    for item in script:
+        if item.role == "assistant":
+            call += 1
+        out.append(replace(item, group=f"g{call}") if item.layer == "retrieval" else item)
+    return out
 
 
 # --- Transcripts ------------------------------------------------------------------------------
@@ -594,8 +658,14 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
         title={"en": title} if title else {language: f"{word} {name}" for language, word in TRANSCRIPT_WORD.items()},
         lesson=dict(TRANSCRIPT_LESSON),
         prefix=tuple(imported.messages[:start]),
+        prefix_layers=tuple(layer if layer != "history" else "system" for layer in map(message_layer, imported.messages[:start])),
         tools=imported.tools,
-        script=[ScriptMessage(f"m{index + 1}", message) for index, message in enumerate(imported.messages[start:])],
+        script=grouped(
+            [
+                ScriptMessage(f"m{index + 1}", message, layer=message_layer(message))
+                for index, message in enumerate(imported.messages[start:])
+            ]
+        ),
         source=source,
         kind="transcript",
         tools_field=imported.tools_field,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from .layers import request_layers
 from .replay import Call, Replay
 from .scenarios import Scenario
 from .tokens import estimated, get_counter
@@ -33,6 +34,7 @@ def origin_json(scenario: Scenario, counter: str, say=lambda message: message) -
 
 
 def call_json(result: Replay, call: Call) -> dict[str, Any]:
+    pinned = {status.id for status in call.pinned}
     return {
         "call": call.number,
         "request_number": call.request_number,
@@ -50,9 +52,14 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
                 # An image given by a link is counted at an assumed size (docs/counting.md).
                 "estimated": estimated(block.message),
                 "in_keep": index >= call.keep_start,
+                "layer": block.layer,
+                "group": block.group,
+                "pinned": block.id in pinned,
             }
             for index, block in enumerate(call.blocks)
         ],
+        "layers": request_layers(result, call),
+        "pinned": [{"id": status.id, "present": status.present, "unchanged": status.unchanged} for status in call.pinned],
         "gone": result.gone(call.number),
         "compaction": asdict(call.compaction) if call.compaction else None,
         "applied_edits": applied_edits(call),

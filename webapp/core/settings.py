@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .i18n import N_
 
@@ -23,6 +23,9 @@ STRATEGIES = {
         "old tool results become a short placeholder, oldest first, at least a set number of "
         "tokens at a time (Anthropic's context editing)"
     ),
+    "by-layer": N_(
+        "the manual's levels: retrieval first, then old history, then the oldest; a notice if still too big"
+    ),
 }
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
@@ -34,6 +37,8 @@ KEEP_UNITS = {
     "turns": N_("turns"),
 }
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+# A message id of the script (m3), pinned, or unpinned with a leading minus (-m3).
+PIN = re.compile(r"^-?m[1-9][0-9]{0,6}$")
 
 
 class Settings(BaseModel):
@@ -74,6 +79,18 @@ class Settings(BaseModel):
         False, description="clear-tool-results: also clear the arguments of the calls whose results are cleared"
     )
 
+    alert: float = Field(
+        0, ge=0, lt=1, description="the alert line: a request above this share of the window logs a warning (0: no alert line); below threshold"
+    )
+    target: float = Field(
+        0, ge=0, lt=1, description="compaction aims below this share of the window (0: just below threshold, as the reference compact() does); below threshold"
+    )
+    pin: str = Field(
+        "",
+        max_length=2000,
+        description="messages no strategy may touch, by id (m3), comma-separated, besides those the scenario pins; -m3 unpins one",
+    )
+
     @field_validator("strategy")
     @classmethod
     def known_strategy(cls, value: str) -> str:
@@ -88,6 +105,43 @@ class Settings(BaseModel):
         if not all(TOOL_NAME.match(name) for name in names):
             raise ValueError("not a list of tool names")
         return ",".join(names)
+
+    @field_validator("pin")
+    @classmethod
+    def pin_ids(cls, value: str) -> str:
+        ids = [item.strip() for item in value.split(",") if item.strip()]
+        if not all(PIN.match(item) for item in ids):
+            raise ValueError("not a list of message ids")
+        return ",".join(dict.fromkeys(ids))
+
+    @field_validator("alert", "target")
+    @classmethod
+    def below_the_line(cls, value: float, info: ValidationInfo) -> float:
+        threshold = info.data.get("threshold")
+        if value and threshold is not None and value >= threshold:
+            raise ValueError("must be below the line (threshold)")
+        return value
+
+    @property
+    def pinned_changes(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The ids `pin` pins, and those it unpins (given as -m3)."""
+        ids = [item for item in self.pin.split(",") if item]
+        return frozenset(i for i in ids if not i.startswith("-")), frozenset(i[1:] for i in ids if i.startswith("-"))
+
+    def pinned(self, by_scenario: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The messages pinned: the scenario's, with `pin`'s additions and removals."""
+        added, removed = self.pinned_changes
+        return (by_scenario | added) - removed
+
+    @property
+    def aim(self) -> float:
+        """Where compaction stops: below the target when one is set, else below the red line."""
+        return self.window * self.target if self.target else self.limit
+
+    @property
+    def alert_line(self) -> float | None:
+        """Above it a request is logged as a warning; None when there is no alert line."""
+        return self.window * self.alert if self.alert else None
 
     @property
     def excluded_tools(self) -> frozenset[str]:
@@ -136,6 +190,10 @@ def accepted_message(field: str, model: type[BaseModel] | None = None) -> tuple[
         return N_("on or off (1/0, true/false)"), {}
     if field == "exclude_tools":
         return N_("tool names separated by commas (letters, digits, _ . : -)"), {}
+    if field == "pin":
+        return N_("message ids separated by commas (m3, m7), -m3 to unpin one"), {}
+    if field in ("alert", "target"):
+        return N_("0 (off), or a number above 0 and below the line (threshold)"), {}
     info = (model or Settings).model_fields[field]
     kind = info.annotation
     if get_origin(kind) is Literal:

@@ -8,6 +8,12 @@ for step, so with the `estimate` counter they send exactly what the seed's loop 
 `naive-drop` is the exception, on purpose: it breaks the pair rule to show what that costs.
 `clear-tool-results` is Anthropic's context editing (`clear_tool_uses_20250919`), see
 `clear_level`; KEEP may count requests, tool results or turns (`history.keep_start`).
+`by-layer` is the manual's degradation by levels (004_abe3947712a3ce73.txt, step 9): the
+retrieved documents first, a group at a time, then the history as the reference compacts it,
+then the oldest messages left, and the overflow notice when that is still not enough.
+
+No strategy touches a pinned message (the manual's guard-rails): it is passed over, and so
+are the messages it cannot be sent without (its tool call, or its call's other results).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .history import CLEARED_MARK, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, keep_start
+from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, keep_start
 from .scenarios import Fact
 from .settings import Settings
 from .summarizer import Summarizer
@@ -47,10 +53,17 @@ class Compaction:
     # clear-tool-results left the request as it was: clearing every result it may clear would
     # have taken off only this many tokens, fewer than clear_at_least.
     held_back: int = 0
+    # by-layer: the retrieved documents compressed (message ids), and the overflow notice's id
+    # when the levels were not enough (the notice is added once and stays).
+    compressed: tuple[str, ...] = ()
+    notice: str | None = None
+    notice_added: bool = False
+    # Still above the aim, with pinned messages outside KEEP: only they were left to cut.
+    pinned_kept: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
-        return bool(self.truncated or self.dropped or self.summarized or self.cleared)
+        return bool(self.truncated or self.dropped or self.summarized or self.cleared or self.compressed or self.notice_added)
 
 
 @dataclass
@@ -64,6 +77,7 @@ class Context:
     facts: list[Fact] = field(default_factory=list)
     fetch_once_tools: frozenset[str] = frozenset()
     digests: dict[int, str] = field(default_factory=dict)
+    pinned: frozenset[str] = frozenset()
     summaries_made: int = 0
     # Where the last truncation scan stopped: history[:n] then held no tool result left to
     # truncate, and a later scan starts there while the block at n - 1 is still in place
@@ -74,11 +88,25 @@ class Context:
     def tokens(self, units: int) -> int:
         return self.counter.request_tokens(self.floor_units + units)
 
+    def above_line(self, units: int) -> bool:
+        """Whether a request this size must be compacted: it is above the red line."""
+        return self.tokens(units) > self.settings.limit
+
     def fits(self, units: int) -> bool:
-        return self.tokens(units) <= self.settings.limit
+        """Whether compaction may stop: at or below its aim (the target, else the line)."""
+        return self.tokens(units) <= self.settings.aim
 
     def keep_start(self, history: list[Block]) -> int:
         return keep_start(history, self.settings.keep, self.settings.keep_unit)
+
+    def kept(self, block: Block) -> bool:
+        """Never compacted: a pinned message, the overflow notice, and for by-layer long-term
+        memory (the manual's levels never compress it)."""
+        return (
+            block.id in self.pinned
+            or block.state == "notice"
+            or (block.layer == "memory" and self.settings.strategy == "by-layer")
+        )
 
     def block(self, template: Block, message: Message, **changes) -> Block:
         return Block(
@@ -86,8 +114,28 @@ class Context:
             message=message,
             units=self.counter.measure(message),
             request=changes.pop("request", template.request),
+            layer=changes.pop("layer", template.layer),
+            group=changes.pop("group", template.group),
             **changes,
         )
+
+    def kept_with_partners(self, history: list[Block], start: int, end: int) -> set[int]:
+        """Indexes in history[start:end] that stay when the rest goes: the kept blocks, and
+        those a kept block cannot be sent without (the reply that made its tool call, the
+        other results of that reply, a kept reply's results)."""
+        kept = {index for index in range(start, end) if self.kept(history[index])}
+        for index in list(kept):
+            block = history[index]
+            caller = index if block.tool_call_ids else _caller(history, index, block.message.get("tool_call_id")) if block.role == "tool" else None
+            if caller is None or caller < start:
+                continue
+            kept.add(caller)
+            ids = set(history[caller].tool_call_ids)
+            position = caller + 1
+            while position < end and history[position].role == "tool" and history[position].message.get("tool_call_id") in ids:
+                kept.add(position)
+                position += 1
+        return kept
 
 
 @dataclass
@@ -108,9 +156,16 @@ class Work:
     inputs_cleared: list[str] = field(default_factory=list)
     cleared_tokens: int = 0
     held_back: int = 0
+    compressed: list[str] = field(default_factory=list)
+    notice: str | None = None
+    notice_added: bool = False
 
 
 Level = Callable[[Work, Context], None]
+
+
+def _truncation_note(text: str, context: Context) -> str:
+    return f"{TRUNCATION_MARK} to save context: {len(text)} chars. Preview: {text[: context.settings.preview]}...]"
 
 
 def truncate_level(work: Work, context: Context) -> None:
@@ -128,10 +183,9 @@ def truncate_level(work: Work, context: Context) -> None:
     boundary = context.keep_start(history)
     for index in range(start, boundary):
         block = history[index]
-        if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK):
+        if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK) or context.kept(block):
             continue
-        text = block.text
-        note = f"{TRUNCATION_MARK} to save context: {len(text)} chars. Preview: {text[: context.settings.preview]}...]"
+        note = _truncation_note(block.text, context)
         shrunk = context.block(block, {**block.message, "content": note}, state="truncated")
         history[index] = shrunk
         work.units += shrunk.units - block.units
@@ -150,14 +204,20 @@ def truncate_level(work: Work, context: Context) -> None:
 
 
 def drop_level(work: Work, context: Context) -> None:
-    """Level 2: drop the oldest exchanges whole, keeping the very first request."""
+    """Level 2: drop the oldest exchanges whole, keeping the very first request. A pinned
+    message stays, with what it cannot be sent without; the rest of its exchange goes."""
     history = work.history
+    start = 1  # the exchanges before it are gone, but for what they had to keep
     while not context.fits(work.units):
-        following = next((i for i in range(2, len(history)) if history[i].role == "user"), None)
+        following = next((i for i in range(start + 1, len(history)) if history[i].role == "user"), None)
         if following is None or following > context.keep_start(history):
             return
-        removed = history[1:following]
-        del history[1:following]
+        kept = context.kept_with_partners(history, start, following)
+        removed = [history[i] for i in range(start, following) if i not in kept]
+        history[start:following] = [history[i] for i in sorted(kept)]
+        start += len(kept)
+        if not removed:
+            continue
         work.units -= sum(block.units for block in removed)
         work.dropped += [block.id for block in removed]
         if "drop" not in work.levels:
@@ -166,12 +226,17 @@ def drop_level(work: Work, context: Context) -> None:
 
 def naive_drop_level(work: Work, context: Context) -> None:
     """Deliberately broken, for the lesson: drop the oldest message after the first request,
-    one at a time, until the request fits, blind to tool call/result pairs. Some libraries
+    one at a time, until the request fits, blind to tool call/result pairs (it passes over a
+    pinned message, but not over the call or results that go with it). Some libraries
     trim this way; the request they leave can start with a tool result whose call is gone,
     which most APIs reject."""
     history = work.history
-    while not context.fits(work.units) and 1 < context.keep_start(history):
-        removed = history.pop(1)
+    while not context.fits(work.units):
+        boundary = context.keep_start(history)
+        position = next((i for i in range(1, boundary) if not context.kept(history[i])), None)
+        if position is None:
+            return
+        removed = history.pop(position)
         work.units -= removed.units
         work.dropped.append(removed.id)
         if "naive-drop" not in work.levels:
@@ -199,9 +264,15 @@ def summarize_level(work: Work, context: Context) -> None:
     if not cuts:
         return
     # The first request stays; an earlier summary (history[1]) is folded into the new one.
-    kept_units = work.units - sum(block.units for block in history[1:])
+    first_units = work.units - sum(block.units for block in history[1:])
+    summary = None
     for cut in cuts:
-        folded = history[start:cut]
+        # Pinned messages (with their pair partners) stay whole, right after the summary.
+        pinned = context.kept_with_partners(history, start, cut)
+        folded = [history[i] for i in range(start, cut) if i not in pinned]
+        if not folded:
+            continue
+        staying = [history[i] for i in sorted(pinned)]
         # A request's digest tells the whole request: not for a request cut in two.
         digests = context.digests
         if history[cut].role != "user":
@@ -217,11 +288,13 @@ def summarize_level(work: Work, context: Context) -> None:
         message = {"role": "system", "content": result.text}
         replaced = (previous.replaces if previous else ()) + tuple(block.id for block in folded)
         summary = context.block(history[0], message, id=f"s{number}", state="summary", replaces=replaced)
-        units = kept_units + summary.units + sum(block.units for block in history[cut:])
-        if context.fits(units) or cut == cuts[-1]:
+        units = first_units + summary.units + sum(block.units for block in [*staying, *history[cut:]])
+        if context.fits(units):
             break
+    if summary is None:
+        return
     context.summaries_made = number
-    work.history[:] = history[:1] + [summary] + history[cut:]
+    work.history[:] = history[:1] + [summary] + staying + history[cut:]
     work.units = units
     work.summarized += [block.id for block in folded]
     work.summary_id = summary.id
@@ -254,7 +327,7 @@ def clear_level(work: Work, context: Context) -> None:
         block = trial[index]
         call_id = block.message.get("tool_call_id")
         name = names.get(call_id, "tool")
-        if block.role != "tool" or block.state == "cleared" or name in settings.excluded_tools:
+        if block.role != "tool" or block.state == "cleared" or name in settings.excluded_tools or context.kept(block):
             continue
         before = context.tokens(units)
         note = f"{CLEARED_MARK} to save context: a {name} result of {len(block.text)} chars]"
@@ -266,7 +339,7 @@ def clear_level(work: Work, context: Context) -> None:
             destroyed.append(block.id)
         if settings.clear_tool_inputs:
             caller = _caller(trial, index, call_id)
-            if caller is not None:
+            if caller is not None and not context.kept(trial[caller]):
                 reply = trial[caller]
                 calls = [
                     {**call, "function": {**call.get("function", {}), "arguments": "{}"}} if call.get("id") == call_id else call
@@ -294,6 +367,70 @@ def clear_level(work: Work, context: Context) -> None:
     work.levels.append("clear")
 
 
+def retrieval_level(work: Work, context: Context) -> None:
+    """by-layer, level 1: the retrieved documents outside KEEP, oldest group first, become a
+    one-line note with a preview, a whole group at a time (the documents found for one call
+    go together). Roles and call ids stay: pair-safe."""
+    history = work.history
+    boundary = context.keep_start(history)
+    groups: dict[str, list[int]] = {}
+    for index, block in enumerate(history):
+        if block.layer == "retrieval" and block.state == "original" and not context.kept(block):
+            groups.setdefault(block.group, []).append(index)
+    for members in groups.values():
+        if members[-1] >= boundary:
+            continue  # found for a call in KEEP: the model still works with them
+        for index in members:
+            block = history[index]
+            shrunk = context.block(block, {**block.message, "content": _truncation_note(block.text, context)}, state="truncated")
+            history[index] = shrunk
+            work.units += shrunk.units - block.units
+            work.compressed.append(block.id)
+        if "retrieval" not in work.levels:
+            work.levels.append("retrieval")
+        if context.fits(work.units):
+            return
+
+
+def oldest_level(work: Work, context: Context) -> None:
+    """by-layer, level 3: what is left outside KEEP once old exchanges are dropped (the first
+    request, the replies around pinned messages), oldest first, becomes a one-line note.
+    Roles and tool calls stay: pair-safe."""
+    history = work.history
+    for index in range(context.keep_start(history)):
+        block = history[index]
+        if block.state != "original" or context.kept(block) or not block.text:
+            continue
+        shrunk = context.block(block, {**block.message, "content": _truncation_note(block.text, context)}, state="truncated")
+        if shrunk.units >= block.units:
+            continue  # a short message: its note would be longer
+        history[index] = shrunk
+        work.units += shrunk.units - block.units
+        work.truncated.append(block.id)
+        if "oldest" not in work.levels:
+            work.levels.append("oldest")
+        if context.fits(work.units):
+            return
+
+
+NOTICE_ID = "n1"
+
+
+def notice_level(work: Work, context: Context) -> None:
+    """by-layer, the last resort: the manual's overflow notice, a system message after the
+    first request telling the model that old details may be gone. Added once; it stays."""
+    history = work.history
+    work.notice = NOTICE_ID
+    if any(block.state == "notice" for block in history):
+        return
+    template = history[0] if history else Block(NOTICE_ID, {}, 0, 1)
+    notice = context.block(template, {"role": "system", "content": OVERFLOW_NOTICE}, id=NOTICE_ID, state="notice", layer="history", group="")
+    history.insert(min(1, len(history)), notice)
+    work.units += notice.units
+    work.notice_added = True
+    work.levels.append("notice")
+
+
 def _caller(history: list[Block], index: int, call_id: str | None) -> int | None:
     """The reply before `index` that made the call `call_id`."""
     for position in range(index - 1, -1, -1):
@@ -319,6 +456,7 @@ LEVELS: dict[str, tuple[Level, ...]] = {
     "summarize": (summarize_level,),
     "naive-drop": (naive_drop_level,),
     "clear-tool-results": (clear_level,),
+    "by-layer": (retrieval_level, truncate_level, drop_level, oldest_level, notice_level),
 }
 # Strategies that may separate a tool call from its results, on purpose: a comparison never
 # recommends one, even on a chat where its requests happened to stay valid.
@@ -332,13 +470,17 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
     the request fits, or the strategy never compacts). The input list is not modified.
     """
     strategy = context.settings.strategy
-    if context.fits(units) or not LEVELS[strategy]:
+    if not context.above_line(units) or not LEVELS[strategy]:
         return history, units, None
     work = Work(list(history), units)
     for level in LEVELS[strategy]:
         if context.fits(work.units):
             break
         level(work, context)
+    pinned_kept = ()
+    if not context.fits(work.units):
+        boundary = context.keep_start(work.history)
+        pinned_kept = tuple(block.id for block in work.history[:boundary] if block.id in context.pinned)
     compaction = Compaction(
         strategy=strategy,
         tokens_before=context.tokens(units),
@@ -355,5 +497,9 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
         inputs_cleared=tuple(work.inputs_cleared),
         cleared_tokens=work.cleared_tokens,
         held_back=work.held_back,
+        compressed=tuple(work.compressed),
+        notice=work.notice,
+        notice_added=work.notice_added,
+        pinned_kept=pinned_kept,
     )
     return work.history, work.units, compaction

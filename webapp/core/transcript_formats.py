@@ -84,6 +84,27 @@ class Imported:
     examples: frozenset[int] = frozenset()
 
 
+# --- Layers ------------------------------------------------------------------------------------
+
+# The delimiters the manual advises for a request's parts (004_abe3947712a3ce73.txt, step 7:
+# "<memory>, <context>, <history>"): a system or developer message whose text starts with one
+# of these is long-term memory or retrieved documents. Any other message is history.
+LAYER_TAGS = {"<memory>": "memory", "<context>": "retrieval"}
+
+
+def message_layer(message: Message) -> str:
+    """The layer of a transcript's message: memory or retrieval for a system or developer
+    message that opens with <memory> or <context>, else history."""
+    if message.get("role") not in ("system", "developer"):
+        return "history"
+    content = message.get("content")
+    text = content if isinstance(content, str) else "".join(
+        str(part.get("text", "")) for part in content or [] if isinstance(part, dict)
+    )
+    opening = text.lstrip()
+    return next((layer for tag, layer in LAYER_TAGS.items() if opening.startswith(tag)), "history")
+
+
 # --- Reading JSON strictly --------------------------------------------------------------------
 
 
