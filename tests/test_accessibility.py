@@ -26,6 +26,8 @@ PAGES = {
     "home": "/",
     "play": PLAY + "?call=2",
     "hammer": PLAY + f"?call={HAMMER_CALL}&block=m3",
+    # a pinned message, the alert line and the target: the manual's marks and panels
+    "pinned": PLAY + f"?call={HAMMER_CALL}&block=m1&pin=m1&alert=0.7&target=0.75",
     "overflow": PLAY + "?strategy=none&call=6",
     "error": PLAY + "?keep=0",
     "compare": f"/compare/bike-shop?call={HAMMER_CALL}",

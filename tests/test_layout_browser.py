@@ -19,6 +19,7 @@ PAGES = [
     "/play/reply-room?call=5",
     "/play/long-haul?call=40",
     "/play/bike-shop?call=5&block=m3",
+    "/play/bike-shop?call=5&block=m1&pin=m1&alert=0.7&target=0.75",
     "/compare/bike-shop?call=5",
     "/compare/long-haul?call=64",
     "/transcripts/new",

@@ -150,7 +150,8 @@ class Trace:
 @dataclass
 class Mark:
     """A labelled level: the rim (window), the red line (line), the model's real window
-    (model), the bottom (zero), or the top of the zoomed view (zoom). Marks of the true well
+    (model), the alert line (alert), the target after compaction (target), the bottom (zero),
+    or the top of the zoomed view (zoom). Marks of the true well
     are labelled in the axis column; marks inside the zoomed view, among the block labels."""
 
     kind: str
@@ -389,10 +390,13 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
     marks = [Mark("window", settings.window, rim_y), Mark("line", settings.limit, threshold_y), Mark("zero", 0, bottom_y)]
     if real_rim_y is not None:
         marks.append(Mark("model", settings.real_window, real_rim_y))
+    # The manual's other two lines, when set: the alert (a warning only) and the target compaction aims below.
+    lines = {kind: settings.window * share for kind, share in (("alert", settings.alert), ("target", settings.target)) if share}
+    marks += [Mark(kind, tokens, bottom_y - tokens * scale) for kind, tokens in lines.items()]
 
     # The zoomed view: the same stack, on a scale where its top sits just under the top band.
     stack_tokens = replay.floor_tokens + sum(replay.block_tokens(block) for block in blocks)
-    levels = {"model": settings.real_window, "line": settings.limit, "window": settings.window}
+    levels = {"model": settings.real_window, "line": settings.limit, "window": settings.window, **lines}
     spans = zoom_range(stack_tokens, settings.window + _above(replay), list(levels.values()))
     zoom = None
     label_scale = scale

@@ -26,6 +26,16 @@ EVENTS = {
     "tool_call": N_("The model's reply asks for a tool; the loop runs it."),
     "tool_result": N_("The tool's output enters the history, as a message that answers its call."),
     "turn_end": N_("The model answered without asking for a tool: the turn is over."),
+    "warning": N_(
+        "The request passed the alert line but not the red line: a warning in the log, nothing is compacted yet."
+    ),
+    "notice": N_(
+        "Every level of the manual's strategy ran and the request was still above its target: the loop adds a "
+        "notice telling the user that old details may no longer be available. It is also a block in the well."
+    ),
+    "pinned_kept": N_(
+        "Compaction stopped above where it aims: what was left to cut was pinned, and no strategy touches a pinned message."
+    ),
     "overflow": N_("Gulp: the request is larger than the model's window. The provider rejects it, or silently cuts its oldest part."),
     "invalid_request": N_("An API rejects the request: a tool result no longer follows the message with its call, or a call lost its result."),
     "no_room_for_reply": N_("The request fits, but the reply does not: the provider rejects it or cuts the reply short."),

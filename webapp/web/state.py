@@ -259,6 +259,7 @@ def read_state(scenario_id: str, args: Mapping[str, Any]) -> PageState:
         settings = parse_settings({name: values[name] for name in SETTING_PARAMS}, scenario.settings)
     except SettingsError as error:
         problems += [problem(name, got, Settings) for name, got in error.bad] or error.problems
+    problems += unknown_pins(settings, scenario)
     pricing = PRICING
     try:
         pricing = parse_pricing({name: values[name] for name in PRICING_PARAMS})
@@ -276,6 +277,16 @@ def read_state(scenario_id: str, args: Mapping[str, Any]) -> PageState:
     if problems:
         raise StateError(400, problems)
     return PageState(scenario, settings=settings, pricing=pricing, **page)
+
+
+def unknown_pins(settings: Settings, scenario: Scenario) -> list[str]:
+    """A pinned (or unpinned, -m3) id that names no message of this scenario: the settings
+    only check its form."""
+    known = {item.id for item in scenario.script}
+    unknown = [name for name in settings.pin.split(",") if name and name.lstrip("-") not in known]
+    if not unknown:
+        return []
+    return [_refusal("pin", ",".join(unknown), _("ids of this chat's messages, m1 to m%(last)s", last=len(scenario.script)))]
 
 
 def problem(name: str, got: Any, model: type[BaseModel] = Settings) -> str:

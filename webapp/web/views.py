@@ -24,6 +24,7 @@ from ..core.well import block_kind, latest_version, tool_names
 from .panels import answer, changed_inputs, is_htmx, panels, state_before
 from .state import SETTING_PARAMS, SPEEDS, PageState, StateError, read_state
 from .story import call_story, close_up, message_name
+from .layers import bands, budget_rows, layered, layer_metric_rows, metric_rows, metrics, pin_checks, pin_control, pinned_set
 from .well import block_label, draw
 
 web = Blueprint("web", __name__)
@@ -104,6 +105,8 @@ def play_json(scenario_id: str):
             # What the page says at this call: the author's narration, or the generated explanation.
             "story": call_story(result, view.call, str(get_locale())),
             "current": call_json(result, call),
+            # The manual's metrics (its step 10) at this call, with its keys.
+            "metrics": metrics(view, result),
         }
     )
 
@@ -116,6 +119,10 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
     selected = None
     if view.block:
         selected = block_detail(result, view.call, view.block)
+        selected["pin"] = pin_control(view, result, view.block)
+    well = draw(result, view.call, view.block, projector=view.projector)
+    shows_layers = layered(result)
+    measured = metrics(view, result)
     return {
         "view": view,
         "result": result,
@@ -125,7 +132,13 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         "title": view.scenario.text("title", lang),
         "page_title": _("Call %(call)s of %(calls)s", call=view.call, calls=len(result.calls))
         + " · " + view.scenario.text("title", lang) + " · " + _("Compaction Playground"),
-        "well": draw(result, view.call, view.block, projector=view.projector),
+        "well": well,
+        "bands": bands(result, view.call, well) if shows_layers else [],
+        "layers": budget_rows(result, view.call) if shows_layers else [],
+        "pinned": pinned_set(result),
+        "pin_checks": pin_checks(result, view.call),
+        "metrics": metric_rows(measured),
+        "layer_metrics": layer_metric_rows(measured),
         "bill": bill(view, result, call),
         "log": event_log(result, view.call, first=before.call if before else 1),
         "chat": chat(result, view.call, before.call if before else 0),
@@ -253,6 +266,15 @@ def event_text(event: Event) -> str:
         "turn_end": lambda: _("turn %(turn)s done", turn=d.get("turn")),
         "overflow": lambda: _("%(tokens)s tokens do not fit the %(window)s-token window", tokens=n(d["tokens"]), window=n(d["window"])),
         "invalid_request": lambda: "; ".join(d.get("problems", [])),
+        "warning": lambda: _(
+            "%(tokens)s tokens: past the alert line (%(alert)s), under the red line (%(line)s)", tokens=n(d["tokens"]), alert=n(d["alert"]), line=n(d["line"])
+        ),
+        "notice": lambda: _("still too big after every level: a notice tells the user that old details may be gone")
+        if d.get("added")
+        else _("the notice that old details may be gone stays in the request"),
+        "pinned_kept": lambda: _(
+            "stopped at %(tokens)s tokens, above its aim: only pinned messages were left to cut", tokens=n(d["tokens"])
+        ),
         "no_room_for_reply": lambda: _(
             "%(tokens)s + a %(reply)s-token reply > %(window)s", tokens=n(d["tokens"]), reply=n(d["reply_tokens"]), window=n(d["window"])
         ),

@@ -27,32 +27,39 @@ def draw(replay: Replay, number: int, selected: str | None = None, projector: bo
         shape.name = accessible_name(shape, _, tokens)
     for trace in well.traces:
         trace.label = _("%(count)d dropped (%(tokens)s tokens)") % {"count": len(trace.ids), "tokens": tokens(trace.tokens)}
-    threshold = percent(replay.settings.threshold, 1)
+    settings = replay.settings
+    # The lines as shares of the window: the red line, and the alert and target when set.
+    shares = {"line": percent(settings.threshold, 1), "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}
     for mark in well.marks:
-        mark.label, mark.caption = axis_caption(mark, threshold, _, tokens)
+        mark.label, mark.caption = axis_caption(mark, shares, _, tokens)
     if well.zoom:
         factor = tokens(well.zoom.factor)
         for mark in well.zoom.marks:
-            mark.label = zoom_mark_label(mark, factor, threshold, _, tokens)
-            figure, caption = axis_caption(mark, threshold, _, tokens)
+            mark.label = zoom_mark_label(mark, factor, shares, _, tokens)
+            figure, caption = axis_caption(mark, shares, _, tokens)
             mark.short = _("zoom ×%(factor)s") % {"factor": factor} if mark.kind == "zoom" else f"{caption} {figure}"
     return well
 
 
-def axis_caption(mark: Mark, threshold: str, _: Callable[[str], str], tokens: Callable[[float], str]) -> tuple[str, str]:
-    """A level as its two axis lines: the figure, and what it is."""
-    if mark.kind == "line":
-        return threshold, tokens(mark.tokens)
+def axis_caption(mark: Mark, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> tuple[str, str]:
+    """A level as its two axis lines: the figure, and what it is (a line: its share, and its
+    tokens)."""
+    if mark.kind in shares:
+        return shares[mark.kind], tokens(mark.tokens)
     caption = {"model": _("model"), "window": _("window"), "zoom": _("zoom")}.get(mark.kind, "")
     return tokens(mark.tokens), caption
 
 
-def zoom_mark_label(mark: Mark, factor: str, threshold: str, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
+def zoom_mark_label(mark: Mark, factor: str, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
     """A level inside the zoomed view, labelled among the blocks in one line."""
     if mark.kind == "zoom":
         return _("zoom ×%(factor)s, up to %(tokens)s") % {"factor": factor, "tokens": tokens(mark.tokens)}
     if mark.kind == "line":
-        return _("red line %(share)s: %(tokens)s") % {"share": threshold, "tokens": tokens(mark.tokens)}
+        return _("red line %(share)s: %(tokens)s") % {"share": shares["line"], "tokens": tokens(mark.tokens)}
+    if mark.kind == "alert":
+        return _("alert line %(share)s: %(tokens)s") % {"share": shares["alert"], "tokens": tokens(mark.tokens)}
+    if mark.kind == "target":
+        return _("target %(share)s: %(tokens)s") % {"share": shares["target"], "tokens": tokens(mark.tokens)}
     if mark.kind == "model":
         return _("the model's real window: %(tokens)s") % {"tokens": tokens(mark.tokens)}
     return _("window: %(tokens)s") % {"tokens": tokens(mark.tokens)}

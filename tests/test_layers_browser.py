@@ -1,0 +1,54 @@
+"""The manual's budget as a person sees it, in headless Chromium: pinning a block by clicking
+it, the layers' bands beside the well and the metrics panel."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+
+def test_pin_a_block_by_clicking_it_then_unpin_it(page, live_server):
+    page.goto(live_server + "/play/bike-shop?call=5")
+    page.evaluate("window.stillTheSamePage = true")
+    page.click("#block-m1")
+    expect(page.locator("#detail-title")).to_contain_text("message 1 of the chat")
+    page.click("#pin-toggle")
+    expect(page.locator("#block-m1")).to_have_class(re.compile(r"\bpinned\b"))
+    assert re.search(r"[?&]pin=m1(&|$)", page.url)
+    expect(page.locator("#facts")).to_contain_text("Pinned messages")
+    expect(page.locator("#facts .pins")).to_contain_text("in the request, unchanged")
+    expect(page.locator("svg.well .labels .pin")).to_have_count(1)
+    expect(page.locator("#legend-panel")).to_contain_text("pinned: never compressed")
+    # stepping keeps the pin
+    page.click("#step-next")
+    expect(page.locator("#stepper .where .big")).to_have_text("Call 6")
+    assert re.search(r"[?&]pin=m1(&|$)", page.url)
+    expect(page.locator("#block-m1")).to_have_class(re.compile(r"\bpinned\b"))
+    page.click("#pin-toggle")
+    expect(page.locator("#pin-toggle")).to_contain_text("Pin this message")
+    assert "pin=" not in page.url
+    expect(page.locator("#block-m1")).not_to_have_class(re.compile(r"\bpinned\b"))
+    assert page.evaluate("window.stillTheSamePage === true")  # htmx swaps, no page load
+
+
+def test_pin_without_javascript(browser, live_server):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    try:
+        page.goto(live_server + "/play/bike-shop?call=5&block=m1")
+        page.click("#pin-toggle")
+        assert re.search(r"[?&]pin=m1(&|$)", page.url)
+        expect(page.locator("#facts .pins")).to_contain_text("message 1 of the chat")
+    finally:
+        context.close()
+
+
+def test_the_metrics_panel_follows_the_call(page, live_server):
+    page.goto(live_server + "/play/bike-shop?call=4")
+    figures = page.locator("#metrics-figures")
+    expect(figures).to_contain_text("compression_events")
+    expect(figures.locator("div", has_text="compression_events").locator("dd")).to_have_text("0")
+    page.click("#step-next")
+    expect(figures.locator("div", has_text="compression_events").locator("dd")).to_have_text("1")
+    expect(figures.locator("div", has_text="tokens_used_total").locator("dd")).to_have_text("3,087")

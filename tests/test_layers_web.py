@@ -1,0 +1,134 @@
+"""The manual's budget on the play page, through Flask's test client: pinning a message from
+the page (kept in the URL), the alert and target lines, the metrics panel and the JSON twin's
+metrics, and bad values refused in the page's language."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from tests.test_web_routes import oob_ids, step, text
+
+MANUAL_METRICS = {
+    "tokens_used_total",
+    "tokens_by_layer",
+    "context_utilization_pct",
+    "compression_events",
+    "cache_hit_rate",
+    "estimated_cost_usd",
+}
+
+
+def pin_link(page: str) -> tuple[str, str]:
+    """The selected block's pin control: its words and where it goes."""
+    found = re.search(r'<a id="pin-toggle" class="btn" href="([^"]*)">(.*?)</a>', page, re.S)
+    assert found, "the detail panel has no pin control"
+    return re.sub(r"<[^>]+>", "", found.group(2)).strip(), html.unescape(found.group(1))
+
+
+def test_pinning_a_message_from_its_block_is_a_link_that_keeps_it_in_the_url(client):
+    words, href = pin_link(text(client.get("/play/bike-shop?call=5&block=m1")))
+    assert words.endswith("Pin this message") and href == "?call=5&pin=m1&block=m1"
+    pinned = text(client.get("/play/bike-shop" + href))
+    # marked in the well and in the table view, and checked in the facts panel
+    assert re.search(r'<a id="block-m1" class="block kind-user state-original[^"]* pinned', pinned)
+    assert re.search(r'<span class="pin" role="img" aria-label="pinned">⚑</span> <a href="\?call=5&amp;pin=m1&amp;block=m1">user</a>', pinned)
+    facts = re.search(r'<div id="facts">(.*?)</div>', pinned, re.S).group(1)
+    assert "Pinned messages" in facts and "message 1 of the chat" in facts and "in the request, unchanged" in facts
+    # every other link of the page keeps the pin, and the control now unpins
+    assert 'href="?call=6&amp;pin=m1&amp;block=m1"' in pinned
+    words, href = pin_link(pinned)
+    assert words == "Unpin" and href == "?call=5&block=m1"
+    assert "pinned" not in re.search(r'<a id="block-m1" class="([^"]*)"', text(client.get("/play/bike-shop" + href))).group(1)
+
+
+def test_a_pinned_message_is_carried_by_the_settings_form(client):
+    page = text(client.get("/play/bike-shop?call=5&pin=m1,m3"))
+    assert '<input type="hidden" form="controls" name="pin" value="m1,m3">' in page
+
+
+def test_the_floor_and_summaries_have_no_pin_control(client):
+    page = text(client.get("/play/bike-shop?call=5&block=floor"))
+    assert 'id="pin-toggle"' not in page
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "got"),
+    [
+        ("pin=zz", "pin", "'zz'"),
+        ("pin=m1,m999", "pin", "'m999'"),
+        ("alert=2", "alert", "'2'"),
+        ("target=abc", "target", "'abc'"),
+        ("alert=0.9", "alert", "'0.9'"),  # at or above the red line (0.8)
+    ],
+)
+def test_a_bad_pin_alert_or_target_is_a_clear_400_in_the_pages_language(client, query, name, got):
+    response = client.get(f"/play/bike-shop?call=5&{query}&lang=fr")
+    assert response.status_code == 400
+    problems = re.findall(r"<li>([^<]*)</li>", html.unescape(text(response)))
+    assert any(problem.startswith(f"{name} : reçu {got}, attendu ") for problem in problems), problems
+
+
+def test_alert_and_target_lines_are_drawn_and_named_in_the_legend_only_when_set(client):
+    plain = text(client.get("/play/bike-shop?call=4"))
+    assert "level-alert" not in plain and "level-target" not in plain
+    assert "red line: compaction required" in plain and "alert line" not in plain
+    page = text(client.get("/play/bike-shop?call=4&alert=0.7&target=0.75"))
+    assert re.search(r'<rect class="level-alert in-well" y="[\d.]+" height="2">', page)
+    assert re.search(r'<rect class="level-target in-well" y="[\d.]+" height="2">', page)
+    # on the axis, with their share and their tokens
+    assert re.search(r'<text class="axis mark-alert"[^>]*>70%</text>\s*<text class="axis small mark-alert"[^>]*>5,600</text>', page)
+    assert re.search(r'<text class="axis mark-target"[^>]*>75%</text>\s*<text class="axis small mark-target"[^>]*>6,000</text>', page)
+    legend = re.search(r'<div id="legend-panel">(.*?)</div>', page, re.S).group(1)
+    assert "alert line: a warning only" in legend and "target: compaction aims below it" in legend
+
+
+def test_the_settings_form_offers_the_alert_line_and_the_target(client):
+    page = text(client.get("/play/bike-shop?call=4&alert=0.7&target=0.75"))
+    assert re.search(r'<input id="f-alert" name="alert" type="number" min="0" max="1" step="any" value="0.7">', page)
+    assert re.search(r'<input id="f-target" name="target" type="number" min="0" max="1" step="any" value="0.75">', page)
+
+
+def test_the_json_twin_has_the_manuals_metrics_for_the_call(client):
+    before = client.get("/play/bike-shop.json?call=4").get_json()
+    after = client.get("/play/bike-shop.json?call=5").get_json()
+    for data in (before, after):
+        metrics = data["metrics"]
+        assert set(metrics) == MANUAL_METRICS
+        assert set(metrics["tokens_by_layer"]) == {"system", "tools", "ltm", "rag", "history"}
+        assert metrics["tokens_used_total"] == data["current"]["tokens"] == sum(metrics["tokens_by_layer"].values())
+        assert metrics["context_utilization_pct"] == pytest.approx(100 * data["current"]["tokens"] / 8000, abs=0.01)
+    assert (before["metrics"]["compression_events"], after["metrics"]["compression_events"]) == (0, 1)
+    dearer = client.get("/play/bike-shop.json?call=5&price=5").get_json()["metrics"]["estimated_cost_usd"]
+    assert dearer > after["metrics"]["estimated_cost_usd"] > 0
+
+
+def test_the_metrics_panel_shows_each_metric_in_words_with_the_manuals_name(client):
+    page = text(client.get("/play/bike-shop?call=5"))
+    panel = re.search(r'<dl id="metrics-figures"[^>]*>(.*?)</dl>', page, re.S).group(1)
+    for words, key, value in [
+        ("Tokens in this request", "tokens_used_total", "3,087"),
+        ("Share of the window used", "context_utilization_pct", "38.6%"),
+        ("Compactions so far", "compression_events", "1"),
+    ]:
+        assert re.search(rf"<dt>{words} <code>{key}</code></dt><dd>{re.escape(value)}</dd>", panel), key
+    assert "<code>tokens_by_layer</code>" in panel and "long-term memory <code>ltm</code>" in panel
+    french = text(client.get("/play/bike-shop?call=5&lang=fr"))
+    assert re.search(r"<dt>Part de la fenêtre utilisée <code>context_utilization_pct</code></dt><dd>38,6[\u00a0\u202f]%</dd>", french)
+
+
+def test_a_step_sends_the_metrics_and_selecting_a_block_does_not(client):
+    assert "metrics-figures" in oob_ids(text(step(client, "/play/bike-shop?call=5", "/play/bike-shop?call=4")))
+    assert "metrics-figures" not in oob_ids(text(step(client, "/play/bike-shop?call=5&block=m3", "/play/bike-shop?call=5")))
+    pinned = oob_ids(text(step(client, "/play/bike-shop?call=5&pin=m3&block=m3", "/play/bike-shop?call=5&block=m3")))
+    assert {"facts", "detail", "legend-panel"} <= pinned
+
+
+def test_the_event_log_explains_the_manuals_events_in_the_glossary(client):
+    page = text(client.get("/glossary"))
+    for kind in ("warning", "notice", "pinned_kept"):
+        assert f'<div id="event-{kind}"><dt><code>{kind}</code></dt><dd>' in page
+    for anchor in ("alert-line", "target", "layers", "pinned", "metrics"):
+        assert f'<div id="{anchor}"><dt>' in page

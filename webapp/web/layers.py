@@ -1,0 +1,155 @@
+"""The manual's budget on the play page: each layer's band in the well and its row in the
+budget table, pinning a message from the page, the pinned checks and the metrics panel.
+
+The figures come from the core (webapp/core/layers.py, webapp/core/metrics.py); this module
+puts them in the reader's words, with the manual's names beside them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask_babel import gettext as _
+
+from ..core.layers import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS, LayerUse, layer_use, request_layers
+from ..core.metrics import call_metrics
+from ..core.replay import Replay, per_replay
+from ..core.well import Well, first_version
+from .languages import money, percent, whole_numbers
+from .state import PageState
+
+
+@dataclass(frozen=True)
+class Band:
+    """One layer drawn beside the stack, in the well's pixels: what it uses (`y`, `height`)
+    and its budget (`plan_y`, `plan_height`)."""
+
+    layer: str
+    over: bool
+    y: float
+    height: float
+    plan_y: float
+    plan_height: float
+
+
+def layered(result: Replay) -> bool:
+    """Whether the play page shows the budget by layer: the scenario has memory or retrieval
+    messages, or the strategy is the manual's. The pattern page's lessons keep their plain well."""
+    return result.settings.strategy == "by-layer" or _has_layers(result)
+
+
+@per_replay
+def _has_layers(result: Replay) -> bool:
+    scenario = result.scenario
+    return any(layer != "system" for layer in scenario.prefix_layers) or any(item.layer != "history" for item in scenario.script)
+
+
+def uses(result: Replay, number: int) -> list[LayerUse]:
+    found, _free = layer_use(result.settings, result.scenario.budget, request_layers(result, result.calls[number - 1]))
+    return found
+
+
+def bands(result: Replay, number: int, well: Well) -> list[Band]:
+    """The layers as bands at the well's scale, in the view that carries the labels (the zoomed
+    one when there is one). The request's layers stack from the bottom in the manual's order,
+    as tall as the stack; the room kept free hangs from the rim, the reply's first, then the
+    margin, which a growing request eats first. A zoomed view stops below the rim, so it
+    leaves the room out."""
+    zoom = well.zoom
+    top = zoom.top_y if zoom else well.rim_y
+    scale = (well.bottom_y - top) / (zoom.tokens if zoom else result.settings.real_window)
+    out = []
+    used = planned = hanging = 0.0
+    for use in uses(result, number):
+        if use.layer not in ROOM_LAYERS:
+            y, plan_y = well.bottom_y - (used + use.tokens) * scale, well.bottom_y - (planned + use.budget_tokens) * scale
+            out.append(Band(use.layer, use.over, y, use.tokens * scale, plan_y, use.budget_tokens * scale))
+            used += use.tokens
+            planned += use.budget_tokens
+        elif not zoom:
+            y = well.rim_y + hanging * scale
+            out.append(Band(use.layer, use.over, y, use.tokens * scale, y, use.budget_tokens * scale))
+            hanging += use.budget_tokens
+    return out
+
+
+def budget_rows(result: Replay, number: int) -> list[dict]:
+    """The budget table: each layer in words, what it uses (for the room kept free: what is
+    still free) and its budget, over it or not."""
+    window = result.settings.real_window
+    return [
+        {
+            "layer": use.layer,
+            "words": _(LAYER_WORDS[use.layer]),
+            "manual": MANUAL_KEYS.get(use.layer, use.layer),
+            "tokens": use.tokens,
+            "budget": use.budget_tokens,
+            "share": use.budget_tokens / window,
+            "over": use.over,
+            "room": use.layer in ROOM_LAYERS,
+        }
+        for use in uses(result, number)
+    ]
+
+
+def metrics(view: PageState, result: Replay) -> dict:
+    """The manual's metrics (its step 10) at the page's call, with its keys."""
+    return call_metrics(result, view.call, view.pricing)
+
+
+def metric_rows(values: dict) -> list[tuple[str, str, str]]:
+    """The metrics panel: each metric in words, under the manual's key, with its value written
+    in the page's language."""
+    tokens = whole_numbers()
+    return [
+        (_("Tokens in this request"), "tokens_used_total", tokens(values["tokens_used_total"])),
+        (_("Share of the window used"), "context_utilization_pct", percent(values["context_utilization_pct"] / 100, 1)),
+        (_("Compactions so far"), "compression_events", tokens(values["compression_events"])),
+        (_("Share read from the prompt cache"), "cache_hit_rate", percent(values["cache_hit_rate"], 1)),
+        (_("Estimated cost of this call"), "estimated_cost_usd", money(values["estimated_cost_usd"])),
+    ]
+
+
+def layer_metric_rows(values: dict) -> list[tuple[str, str, str]]:
+    """tokens_by_layer: each layer in words, under the manual's key."""
+    words = {MANUAL_KEYS[layer]: LAYER_WORDS[layer] for layer in MANUAL_KEYS}
+    tokens = whole_numbers()
+    return [(_(words[key]), key, tokens(value)) for key, value in values["tokens_by_layer"].items()]
+
+
+def pinned_set(result: Replay) -> frozenset[str]:
+    """Every pinned message: the scenario's, with those pinned or unpinned from the page."""
+    return result.settings.pinned(result.scenario.pinned)
+
+
+def pin_control(view: PageState, result: Replay, block_id: str) -> dict | None:
+    """The selected message's pin: whether it is pinned and by whom, and the link that
+    toggles it (`pin` adds m3, or -m3 to unpin one the scenario pins); None for what is no
+    message of the chat (the floor, a summary)."""
+    if not any(item.id == block_id for item in result.scenario.script):
+        return None
+    by_scenario = block_id in result.scenario.pinned
+    pinned = block_id in pinned_set(result)
+    # What `pin` says of this message now, and what it should say after the click: nothing
+    # when that is the scenario's own choice.
+    others = [name for name in view.settings.pin.split(",") if name and name.lstrip("-") != block_id]
+    if pinned != by_scenario:
+        changed = others
+    else:
+        changed = [*others, f"-{block_id}" if pinned else block_id]
+    return {"pinned": pinned, "by_scenario": by_scenario, "url": view.url(relative=True, pin=",".join(changed))}
+
+
+def pin_checks(result: Replay, number: int) -> list[dict]:
+    """Every pinned message the chat has sent by call `number`: still in the request, and
+    unchanged; with its first words, to recognise it."""
+    return [
+        {"id": status.id, "present": status.present, "unchanged": status.unchanged, "excerpt": excerpt(first_version(result, status.id))}
+        for status in result.calls[number - 1].pinned
+    ]
+
+
+def excerpt(block, length: int = 60) -> str:
+    """A message's first words, to recognise it in a list."""
+    text = " ".join(block.text.split()) if block else ""
+    return text if len(text) <= length else text[: length - 1] + "…"
