@@ -33,7 +33,7 @@ def test_pinning_a_message_from_its_block_is_a_link_that_keeps_it_in_the_url(cli
     assert words.endswith("Pin this message") and href == "?call=5&pin=m1&block=m1"
     pinned = text(client.get("/play/bike-shop" + href))
     # marked in the well and in the table view, and checked in the facts panel
-    assert re.search(r'<a id="block-m1" class="block kind-user state-original[^"]* pinned', pinned)
+    assert re.search(r'<a id="block-m1" class="user pinned', pinned)
     assert re.search(r'<span class="pin" role="img" aria-label="pinned">⚑</span> <a href="\?call=5&amp;pin=m1&amp;block=m1">user</a>', pinned)
     facts = re.search(r'<div id="facts">(.*?)</div>', pinned, re.S).group(1)
     assert "Pinned messages" in facts and "message 1 of the chat" in facts and "in the request, unchanged" in facts
@@ -76,8 +76,8 @@ def test_alert_and_target_lines_are_drawn_and_named_in_the_legend_only_when_set(
     assert "level-alert" not in plain and "level-target" not in plain
     assert "red line: compaction required" in plain and "alert line" not in plain
     page = text(client.get("/play/bike-shop?call=4&alert=0.7&target=0.75"))
-    assert re.search(r'<rect class="level-alert in-well" y="[\d.]+" height="2">', page)
-    assert re.search(r'<rect class="level-target in-well" y="[\d.]+" height="2">', page)
+    assert re.search(r'<rect class="level-alert in-well" y="[\d.]+" height="2"/>', page)
+    assert re.search(r'<rect class="level-target in-well" y="[\d.]+" height="2"/>', page)
     # on the axis, with their share and their tokens
     assert re.search(r'<text class="axis mark-alert"[^>]*>70%</text>\s*<text class="axis small mark-alert"[^>]*>5,600</text>', page)
     assert re.search(r'<text class="axis mark-target"[^>]*>75%</text>\s*<text class="axis small mark-target"[^>]*>6,000</text>', page)
@@ -132,3 +132,25 @@ def test_the_event_log_explains_the_manuals_events_in_the_glossary(client):
         assert f'<div id="event-{kind}"><dt><code>{kind}</code></dt><dd>' in page
     for anchor in ("alert-line", "target", "layers", "pinned", "metrics"):
         assert f'<div id="{anchor}"><dt>' in page
+
+
+def test_the_layers_are_bands_beside_the_stack_with_their_budget_and_the_table_says_the_figures(client):
+    # The pattern page's lessons keep their plain well; the manual's strategy shows the layers.
+    assert 'class="layers' not in text(client.get("/play/bike-shop?call=5"))
+    page = text(client.get("/play/bike-shop?call=5&strategy=by-layer"))
+    assert re.search(r'<svg class="well[^"]* layered', page)
+    strip = re.search(r'<g class="layers on-well" aria-hidden="true">(.*?)</g>', page, re.S).group(1)
+    bands = re.findall(r'<rect class="(plan )?(\w+)( over)?" y="([\d.]+)" height="([\d.]+)"/>', strip)
+    plans = {layer: float(height) for plan, layer, _, _, height in bands if plan}
+    uses = {layer: (float(y), float(height), bool(over)) for plan, layer, over, y, height in bands if not plan}
+    assert list(plans) == ["system", "tools", "memory", "retrieval", "history", "reply", "margin"]
+    # every budget at the well's scale: history's 20% is twice retrieval's 10%
+    assert plans["history"] == pytest.approx(2 * plans["retrieval"], abs=0.2)
+    # the history (3,045 tokens) is over its budget (1,600), and marked so; the request's
+    # layers stack up to the top of the stack, each layer's band as tall as its tokens
+    assert uses["history"][2] and not uses["system"][2]
+    assert uses["history"][1] == pytest.approx(plans["history"] * 3045 / 1600, rel=0.01)
+    table = re.search(r'<table class="layers-table">(.*?)</table>', page, re.S).group(1)
+    over = re.findall(r'<tr class="over"><th scope="row">(.*?)</th>', table)
+    assert len(over) == 1 and "conversation history <code>history</code>" in over[0]
+    assert re.search(r"long-term memory <code>ltm</code></th><td class=\"num\">0</td><td class=\"num\">200 <span class=\"sub\">\(2.5%\)</span>", table)

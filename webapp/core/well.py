@@ -151,8 +151,8 @@ class Trace:
 class Mark:
     """A labelled level: the rim (window), the red line (line), the model's real window
     (model), the alert line (alert), the target after compaction (target), the bottom (zero),
-    or the top of the zoomed view (zoom). Marks of the true well
-    are labelled in the axis column; marks inside the zoomed view, among the block labels."""
+    or the top of the zoomed view (zoom). Marks of the true well are labelled in the axis
+    column; marks inside the zoomed view, among the block labels."""
 
     kind: str
     tokens: float
