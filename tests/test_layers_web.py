@@ -154,3 +154,15 @@ def test_the_layers_are_bands_beside_the_stack_with_their_budget_and_the_table_s
     over = re.findall(r'<tr class="over"><th scope="row">(.*?)</th>', table)
     assert len(over) == 1 and "conversation history <code>history</code>" in over[0]
     assert re.search(r"long-term memory <code>ltm</code></th><td class=\"num\">0</td><td class=\"num\">200 <span class=\"sub\">\(2.5%\)</span>", table)
+
+
+def test_the_overflow_notice_is_a_block_to_select_and_an_event_in_the_log(client):
+    # The bike shop in a 3,500-token window: by-layer's levels are not enough at call 6.
+    url = "/play/bike-shop?strategy=by-layer&window=3500&call=6"
+    page = text(client.get(url))
+    assert re.search(r'<a id="block-n1" class="notice" href="[^"]*block=n1"><title>overflow notice, \d+ tokens, added by the loop, outside KEEP</title>', page)
+    assert re.search(r"<code>notice</code></a> <span>still too big after every level: a notice tells the user that old details may be gone</span>", page)
+    selected = text(client.get(url + "&block=n1"))
+    assert '<h2 id="detail-title">overflow notice <span class="sub"></span></h2>' in selected
+    assert "Some old details may no longer be accessible." in selected and 'id="pin-toggle"' not in selected
+    assert "<td>added by the loop</td>" in selected

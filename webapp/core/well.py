@@ -478,7 +478,7 @@ def _traces(replay: Replay, number: int, blocks: list[Block], after: dict, floor
         return []
     order = {item.id: position for position, item in enumerate(replay.scenario.script)}
     groups: dict[int, list[str]] = {}
-    originals = [b for b in blocks if b.state != "summary"]
+    originals = [b for b in blocks if b.state not in ("summary", "notice")]  # what the script wrote
     for message_id in dropped:
         # The trace sits under the first remaining block that came after the dropped message.
         at = next((i for i, b in enumerate(blocks) if b in originals and order[b.id] > order[message_id]), len(blocks))

@@ -41,7 +41,7 @@ from ..core.scenarios import ID_PATTERN, LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, parse_settings
 
 SPEEDS = {"0.5": 4000, "1": 2200, "2": 1100}  # autoplay speed -> milliseconds per call
-BLOCK_ID = re.compile(r"^(floor|[ms][0-9]{1,6})$")
+BLOCK_ID = re.compile(r"^(floor|[msn][0-9]{1,6})$")  # a message, a summary, an overflow notice
 PRICING = Pricing()  # the bill's defaults, the same as the command line's
 
 

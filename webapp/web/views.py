@@ -427,7 +427,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
     current = {b.id: b for b in call.blocks}
     block = current.get(block_id) or latest_version(result, block_id, number)
     if block is None:
-        known = any(item.id == block_id for item in result.scenario.script) or block_id.startswith("s")
+        known = any(item.id == block_id for item in result.scenario.script) or block_id[:1] in ("s", "n")
         if not known:
             raise StateError(400, [_("block: got %(got)r, this scenario has no such block", got=block_id)])
         return {"id": block_id, "label": message_name(block_id), "present": False, "content": "", "counts": [], "tools": [], "tool_calls": [], "note": _("This message has not entered the history yet at this call."), "estimated": "", "images": []}

@@ -70,6 +70,8 @@ def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
     or answers."""
     if block.state == "summary":
         return _("summary of %(count)d messages") % {"count": len(block.replaces)}
+    if block.state == "notice":
+        return _("overflow notice")
     if block.role == "tool":
         return _("tool result: %(name)s") % {"name": names.get(block.message.get("tool_call_id", ""), "?")}
     if block.role == "function":
@@ -106,7 +108,7 @@ def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[flo
     elif shape.state == "cleared":
         state = _("cleared to a placeholder (was %(was)s tokens)") % {"was": tokens(shape.was or 0)}
     else:
-        state = {"original": _("kept as sent"), "summary": _("a summary")}.get(shape.state, shape.state)
+        state = {"original": _("kept as sent"), "summary": _("a summary"), "notice": _("added by the loop")}.get(shape.state, shape.state)
     if shape.orphan:
         state += ", " + _("its call is gone: the API rejects the request")
     return _("%(label)s, %(tokens)s tokens, %(state)s, %(where)s") % {
