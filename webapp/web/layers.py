@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from flask_babel import gettext as _
 
 from ..core.layers import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS, LayerUse, layer_use, request_layers
-from ..core.metrics import call_metrics
+from ..core.metrics import call_metrics, replay_hits
 from ..core.replay import Replay, per_replay
 from ..core.well import Well, first_version
 from .languages import money, percent, whole_numbers
@@ -93,8 +93,20 @@ def budget_rows(result: Replay, number: int) -> list[dict]:
 
 
 def metrics(view: PageState, result: Replay) -> dict:
-    """The manual's metrics (its step 10) at the page's call, with its keys."""
-    return call_metrics(result, view.call, view.pricing)
+    """The manual's metrics (its step 10) at the page's call, with its keys. What the prompt
+    cache serves is computed over the whole replay, so it is kept with the replay for the last
+    pricing asked (a step keeps the pricing)."""
+    kept = _cache_hits(result)
+    pricing, hits = kept.get("last", (None, None))
+    if pricing != view.pricing:
+        hits = replay_hits(result, view.pricing)
+        kept["last"] = (view.pricing, hits)  # one assignment: another thread reads a whole pair
+    return call_metrics(result, view.call, view.pricing, hits)
+
+
+@per_replay
+def _cache_hits(result: Replay) -> dict:
+    return {}
 
 
 def metric_rows(values: dict) -> list[tuple[str, str, str]]:
