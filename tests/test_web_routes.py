@@ -456,3 +456,18 @@ def test_a_plain_next_link_gives_the_whole_event_log_and_chat(client):
         pattern = rf'<ol id="{list_id}".*?</ol>'
         assert re.search(pattern, followed, re.S).group(0) == re.search(pattern, fresh, re.S).group(0), list_id
     assert '<span class="call-tag">call 1</span>' in followed
+
+
+@pytest.mark.parametrize("query", ["", "call=5", "call=5&strategy=drop&lang=fr&projector=1", "play=1&speed=2&block=m3", "window=5000&price=1.5"])
+def test_links_written_by_the_shortcut_equal_the_general_writers(app, query):
+    """The well's block links and the stepper's call links are written by a shortcut that
+    writes the rest of the query once."""
+    from webapp.web.state import read_state
+
+    with app.test_request_context():
+        view = read_state("bike-shop", dict(pair.split("=") for pair in query.split("&") if pair))
+        to_block, to_call = view.link_to("block"), view.link_to("call", play=False)
+        for block in ("floor", "m3", "m12"):
+            assert to_block(block) == view.url(relative=True, block=block)
+        for number in (1, 2, 6):
+            assert to_call(number) == view.url(relative=True, call=number, play=False)

@@ -21,6 +21,7 @@ import json
 import math
 import tomllib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -318,8 +319,9 @@ class Scenario:
         values: dict[str, str] = getattr(self, attribute)
         return values.get(language) or values.get("en") or next(iter(values.values()), "")
 
-    @property
+    @cached_property
     def call_count(self) -> int:
+        # Counted once: every page reads it to check its `call` parameter.
         return count_calls(self.script)
 
 

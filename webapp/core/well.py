@@ -89,6 +89,7 @@ class Shape:
     orphan: bool = False  # a tool result whose call is no longer sent: the API rejects the request
     label: str = ""
     short: str = ""  # the label without its kind (the colour says it), for a phone
+    words: tuple[str, str, str] | None = None  # the label as (long only, short, long only); None: short is no part of it
     name: str = ""  # accessible name: what, tokens, state
     zoom_y: float | None = None  # where the zoomed view draws it, when there is one
     zoom_height: float = 0.0
@@ -96,6 +97,26 @@ class Shape:
     @property
     def mid(self) -> float:
         return self.y + self.height / 2
+
+    @property
+    def cut(self) -> bool:
+        """Truncated or cleared: what the hammer left of a tool result."""
+        return self.state in ("truncated", "cleared")
+
+    @property
+    def sign(self) -> str:
+        """What its label and tokens start with: scissors for a truncated result, ∅ for a cleared one."""
+        return {"truncated": "✂ ", "cleared": "∅ "}.get(self.state, "")
+
+    @property
+    def shown_y(self) -> float:
+        """Its top where it is selected: in the zoomed view when there is one."""
+        return self.y if self.zoom_y is None else self.zoom_y
+
+    @property
+    def look(self) -> str:
+        """Its classes in the drawing: its kind, and its state when it was cut."""
+        return f"{self.kind} {self.state}" if self.cut else self.kind
 
     @property
     def anchor(self) -> float:
@@ -161,6 +182,7 @@ class Mark:
     label: str = ""
     caption: str = ""  # the axis's second line
     short: str = ""  # the label for a narrow screen
+    words: tuple[str, str, str] | None = None  # as Shape.words
 
     @property
     def anchor(self) -> float:

@@ -6,11 +6,10 @@ scenario library (loaded once, at creation) and a bounded cache of replays.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from flask import Flask, g, render_template, request
-from flask_babel import Babel, format_number, get_locale
+from flask_babel import Babel, format_number, get_locale, get_translations
 from flask_babel import gettext as _
 from jinja2 import StrictUndefined
 from jinja2_fragments.flask import render_block
@@ -29,6 +28,7 @@ from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
 from ..resources import data_folder
 from .delivery import install_delivery
+from .squeeze import Squeeze
 from .languages import html_lang, language_links, money, number, percent, whole_numbers
 from .limits import install_limits
 from .panels import is_htmx
@@ -91,6 +91,16 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.config.setdefault("TRANSCRIPT_MAX_MESSAGES", 1000)
 
     Babel(app, locale_selector=select_locale)
+    # Flask-Babel looks the catalog up again for every string a template translates, through
+    # a chain of Flask's context locals; a step's answer translates dozens. Look it up once
+    # per request instead.
+    app.jinja_env.install_gettext_callables(
+        gettext=lambda text: request_catalog().ugettext(text),
+        ngettext=lambda singular, plural, number: request_catalog().ungettext(singular, plural, number),
+        pgettext=lambda context, text: request_catalog().upgettext(context, text),
+        npgettext=lambda context, singular, plural, number: request_catalog().unpgettext(context, singular, plural, number),
+        newstyle=True,
+    )
     app.extensions["scenario_library"] = load_library(
         Path(app.config["SCENARIOS_DIR"]), *map(Path, app.config["USER_SCENARIOS_DIRS"])
     )
@@ -125,13 +135,14 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(glossary)
     app.jinja_env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, event_meaning=event_meaning, message_name=message_name)
     # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
-    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up, squeeze=squeeze)
+    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up)
     # Every page's language code, for texts a template picks from a scenario (facts, titles).
     app.context_processor(lambda: {"lang": str(get_locale())})
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
     # No lines left behind by template tags: a step's answer is mostly markup, so its
     # indentation is a good part of its bytes.
     app.jinja_env.trim_blocks = app.jinja_env.lstrip_blocks = True
+    app.jinja_env.add_extension(Squeeze)
 
     @app.before_request
     def summarizer_budget():
@@ -187,19 +198,17 @@ def create_app(test_config: dict | None = None) -> Flask:
     return app
 
 
+def request_catalog():
+    """The catalog of the request's language (Flask-Babel's), kept for the request."""
+    catalog = g.get("catalog")
+    if catalog is None:
+        catalog = g.catalog = get_translations()
+    return catalog
+
+
 def oob_attr(oob: bool, how: str = "true") -> Markup:
     """Marks a block for an out-of-band swap when it is sent as a fragment."""
     return Markup(' hx-swap-oob="{0}"').format(how) if oob else Markup("")
-
-
-# Indentation: whitespace that holds a line break, between two tags.
-INDENTATION = re.compile(r">\s*\n\s*<")
-
-
-def squeeze(markup: str) -> Markup:
-    """Markup without its indentation, for the parts a step resends whole (the well). Spaces
-    within a line stay: SVG text needs them between its tspans."""
-    return Markup(INDENTATION.sub("><", markup))
 
 
 def tokens(value: float) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Callable
 
-from babel.numbers import format_percent, get_group_symbol, parse_pattern
+from babel.numbers import format_decimal, format_percent, get_group_symbol, parse_pattern
 from flask import request
-from flask_babel import format_number, get_locale
+from flask_babel import get_locale
 
 from ..core.scenarios import LANGUAGES
 
@@ -55,10 +55,16 @@ def whole_numbers() -> Callable[[float], str]:
 
 
 def number(value: float) -> str:
-    """A number in the page's language: whole numbers fast, others through Babel."""
+    """A number in the page's language: whole numbers fast, others through Babel, once per
+    value and language (a page writes the same few: the speeds 0.5×, a price)."""
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
         return whole_numbers()(value)
-    return format_number(value)
+    return _decimal(value, str(get_locale()))
+
+
+@lru_cache(maxsize=512)
+def _decimal(value: float, locale: str) -> str:
+    return format_decimal(value, locale=locale)
 
 
 def money(dollars: float, digits: int = 4) -> str:

@@ -188,6 +188,26 @@ class PageState:
         path = url_for(endpoint, scenario_id=self.scenario.id)
         return f"{path}?{query}" if query else path
 
+    def link_to(self, name: str, **fixed: Any) -> Callable[[Any], str]:
+        """`value -> url(relative=True, **{name: value}, **fixed)`, for the many links of a page
+        that differ in one parameter (the well's blocks, the request chips): the query around
+        that parameter is written once, not once per link. Its values must need no escaping
+        (numbers, block ids)."""
+        params = self.params(**fixed)
+        params.pop(name, None)
+        at = _ORDER.index(name)
+        before = urlencode({key: value for key, value in params.items() if _ORDER.index(key) < at})
+        after = urlencode({key: value for key, value in params.items() if _ORDER.index(key) > at})
+        head, tail = f"?{before}&{name}=" if before else f"?{name}=", f"&{after}" if after else ""
+        default = _PAGE_DEFAULTS[name]
+
+        def link(value: Any) -> str:
+            if value == default:  # left out of the URL, which may then be the bare path
+                return self.url(relative=True, **{name: value}, **fixed)
+            return f"{head}{_text(value)}{tail}"
+
+        return link
+
     def hidden(self, *shown: str, **changes: Any) -> list[tuple[str, str]]:
         """(name, value) of the hidden fields a form needs to keep this state: every
         parameter that differs from its default, except the fields the form shows itself."""

@@ -6,16 +6,17 @@ from __future__ import annotations
 import re
 
 from babel.lists import format_list
-from flask_babel import format_number, get_locale
+from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
 from ..core.replay import Replay
+from .languages import number
 from ..core.story import Arrival, CallStory, FactChange, Outcome, Struck, explain, narration_at
 
 
 def n(value: float) -> str:
-    return format_number(round(value))
+    return number(round(value))
 
 
 def listed(items: list[str]) -> str:

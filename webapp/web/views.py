@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Blueprint, current_app, jsonify, make_response, render_template, request, send_from_directory, url_for
-from flask_babel import format_number, get_locale, get_translations
+from flask_babel import get_locale, get_translations
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from jinja2_fragments.flask import render_blocks
 
 from ..core.history import searchable
 from ..core.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
@@ -18,10 +17,11 @@ from ..core.serialize import call_json, origin_json
 from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.snippets import settings_code
 from ..core.tokens import COUNTERS, content_text, estimated
-from .languages import percent
+from .languages import number as format_number
+from .languages import percent, whole_numbers
 from ..core.story import narration_at
 from ..core.well import block_kind, latest_version, tool_names
-from .panels import answer, changed_inputs, is_htmx, panels, state_before
+from .panels import answer, changed_inputs, is_htmx, panels, render_panels, state_before
 from .state import SETTING_PARAMS, SPEEDS, PageState, StateError, read_state
 from .story import call_story, close_up, message_name
 from .layers import bands, budget_rows, layered, layer_metric_rows, metric_rows, metrics, pin_checks, pin_control, pinned_set
@@ -72,13 +72,13 @@ def play(scenario_id: str):
         return response
     lazy_block = LAZY.get(request.headers.get("HX-Target", ""))
     if lazy_block:  # a collapsed view, opened: just that block, in place
-        return answer(render_blocks("play.html", [lazy_block], oob=False, append=False, lazy=False, **context))
+        return answer(render_panels("play.html", [lazy_block], oob=False, append=False, lazy=False, **context))
     blocks = [panel.block for panel in panels("play.html") if panel.shows(changed)]
     # The settings form sent this request itself: it already shows the state, and swapping it
     # would throw away what the user is typing in its next field.
     if request.headers.get("HX-Trigger") == "controls" and "controls" in blocks:
         blocks.remove("controls")
-    body = render_blocks("play.html", blocks, oob=True, append=append, lazy=True, **context)
+    body = render_panels("play.html", blocks, oob=True, append=append, lazy=True, **context)
     response = answer(body, view)
     if "well" not in blocks:  # nothing for the target itself: leave it as it is
         response.headers["HX-Reswap"] = "none"
@@ -125,6 +125,7 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
     measured = metrics(view, result)
     return {
         "view": view,
+        "tokens": whole_numbers(),  # the language's formatter looked up once: a page writes hundreds of counts
         "result": result,
         "call": call,
         "lang": lang,

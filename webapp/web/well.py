@@ -24,6 +24,7 @@ def draw(replay: Replay, number: int, selected: str | None = None, projector: bo
     for shape in well.shapes:
         shape.label = block_label(shape.block, names, _) if shape.block else _("floor: system prompt + tools")
         shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
+        shape.words = split_label(shape.label, shape.short)
         shape.name = accessible_name(shape, _, tokens)
     for trace in well.traces:
         trace.label = _("%(count)d dropped (%(tokens)s tokens)") % {"count": len(trace.ids), "tokens": tokens(trace.tokens)}
@@ -38,7 +39,18 @@ def draw(replay: Replay, number: int, selected: str | None = None, projector: bo
             mark.label = zoom_mark_label(mark, factor, shares, _, tokens)
             figure, caption = axis_caption(mark, shares, _, tokens)
             mark.short = _("zoom ×%(factor)s") % {"factor": factor} if mark.kind == "zoom" else f"{caption} {figure}"
+            mark.words = split_label(mark.label, mark.short)
     return well
+
+
+def split_label(label: str, short: str) -> tuple[str, str, str] | None:
+    """A label around its short form, (what only the label says before it, the short form,
+    what only the label says after it), so the drawing writes each word once; None when the
+    short form is no part of the label."""
+    if short and short in label:
+        before, _, after = label.partition(short)
+        return before, short, after
+    return None
 
 
 def axis_caption(mark: Mark, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> tuple[str, str]:
