@@ -471,3 +471,10 @@ def test_links_written_by_the_shortcut_equal_the_general_writers(app, query):
             assert to_block(block) == view.url(relative=True, block=block)
         for number in (1, 2, 6):
             assert to_call(number) == view.url(relative=True, call=number, play=False)
+
+
+def test_the_well_is_sent_without_indentation_but_its_words_keep_their_spaces(client):
+    page = text(client.get("/play/bike-shop?call=5"))
+    well = page[page.index('<svg class="well'): page.index("</svg>", page.index('<svg class="well'))]
+    assert not re.search(r">\s*\n\s*<", well) and not re.search(r">  +<", well)
+    assert '<tspan class="long">tool result: </tspan>get_order</tspan> <tspan class="amount">72 ← 3,428</tspan>' in well

@@ -28,7 +28,7 @@ from ..core.scenarios import LANGUAGES, load_library
 from ..core.transcript_store import TranscriptStore
 from ..resources import data_folder
 from .delivery import install_delivery
-from .squeeze import Squeeze
+from .squeeze import Squeeze, squeeze
 from .languages import html_lang, language_links, money, number, percent, whole_numbers
 from .limits import install_limits
 from .panels import is_htmx
@@ -135,7 +135,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(glossary)
     app.jinja_env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, event_meaning=event_meaning, message_name=message_name)
     # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
-    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up)
+    app.jinja_env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up, squeeze=squeeze)
     # Every page's language code, for texts a template picks from a scenario (facts, titles).
     app.context_processor(lambda: {"lang": str(get_locale())})
     app.jinja_env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
