@@ -47,6 +47,11 @@ HUMAN_ATTRIBUTES = {
 BUTTON_INPUT_TYPES = {"submit", "button", "reset"}
 
 
+# French puts a no-break space before : ; ? ! (a plain one lets the sign start a new line);
+# scripts/i18n does not add it, the translator types it (U+00A0 before ":", U+202F before the others).
+FRENCH_PLAIN_SPACE = re.compile(r" [:;?!](\s|$)")
+
+
 def po_path(lang: str) -> Path:
     return TRANSLATIONS / lang / "LC_MESSAGES" / "messages.po"
 
@@ -95,6 +100,11 @@ def test_every_catalog_translates_every_message(lang):
     messages = extracted_messages()
     problems = catalog_problems(read_catalog(lang), messages)
     assert not problems, f"{po_path(lang).relative_to(ROOT)} ({FIX}):\n" + "\n".join(problems)
+
+
+def test_french_puts_a_no_break_space_before_high_punctuation():
+    plain = [message.string for message in read_catalog("fr") if message.id and FRENCH_PLAIN_SPACE.search(str(message.string))]
+    assert not plain, plain
 
 
 @pytest.mark.parametrize("lang", TRANSLATED)

@@ -28,7 +28,7 @@ def html_lang(page: str) -> str:
 @pytest.mark.parametrize(
     "header, tag, heading",
     [
-        ("fr-FR,fr;q=0.9,en;q=0.5", "fr", "Qu’est-ce que la compaction ?"),
+        ("fr-FR,fr;q=0.9,en;q=0.5", "fr", "Qu’est-ce que la compaction\u202f?"),
         ("zh-CN,zh;q=0.9", "zh-Hans", "什么是压缩？"),
         ("de-DE,de;q=0.9", "en", "What is compaction?"),
         ("", "en", "What is compaction?"),
@@ -146,7 +146,7 @@ def test_a_comparison_step_swaps_the_picker_with_the_new_state(client):
     "lang, warning",
     [
         ("en", "Warning: Call 2 cannot fit"),
-        ("fr", "Attention : L&#39;appel 2 ne peut pas tenir"),
+        ("fr", "Attention\u00a0: L&#39;appel 2 ne peut pas tenir"),
         ("zh", "警告： 第 2 次调用装不下"),
     ],
 )
@@ -161,7 +161,7 @@ def test_the_cannot_fit_warning_speaks_the_page_language(client, lang, warning):
     "lang, message",
     [
         ("en", "keep: got &#39;0&#39;, expected a whole number from 1 to 1000"),
-        ("fr", "keep : reçu &#39;0&#39;, attendu un nombre entier de 1 à 1000"),
+        ("fr", "keep\u00a0: reçu &#39;0&#39;, attendu un nombre entier de 1 à 1000"),
         ("zh", "keep：收到 &#39;0&#39;，应为 1 到 1000 之间的整数"),
     ],
 )

@@ -68,7 +68,7 @@ def test_a_bad_pin_alert_or_target_is_a_clear_400_in_the_pages_language(client, 
     response = client.get(f"/play/bike-shop?call=5&{query}&lang=fr")
     assert response.status_code == 400
     problems = re.findall(r"<li>([^<]*)</li>", html.unescape(text(response)))
-    assert any(problem.startswith(f"{name} : reçu {got}, attendu ") for problem in problems), problems
+    assert any(problem.startswith(f"{name}\u00a0: reçu {got}, attendu ") for problem in problems), problems
 
 
 def test_alert_and_target_lines_are_drawn_and_named_in_the_legend_only_when_set(client):

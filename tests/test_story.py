@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from tests.test_i18n import FRENCH_PLAIN_SPACE
 from webapp.core.library import SCENARIOS_DIR
 from webapp.core.replay import replay
 from webapp.core.scenarios import ScenarioError, load_library, parse_scenario_toml
@@ -292,6 +293,7 @@ def test_lesson_texts_follow_each_languages_typography(scenario_id):
     for text in texts["fr"]:
         # "8 000" or "80 %" with a plain space can break across two lines.
         assert not re.search(r"\d \d{3}\b|\d %", text), text
+        assert not FRENCH_PLAIN_SPACE.search(text), text
     for text in texts["zh"]:
         assert not re.search(r"[\u4e00-\u9fff][.](\s|$)", text), text
 
