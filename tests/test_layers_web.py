@@ -166,3 +166,10 @@ def test_the_overflow_notice_is_a_block_to_select_and_an_event_in_the_log(client
     assert '<h2 id="detail-title">overflow notice <span class="sub"></span></h2>' in selected
     assert "Some old details may no longer be accessible." in selected and 'id="pin-toggle"' not in selected
     assert "<td>added by the loop</td>" in selected
+
+
+def test_the_alert_line_logs_a_warning_between_it_and_the_red_line(client):
+    # The bike shop's call 4 sends 6,197 tokens: past an alert line at 50% (4,000), under the red line (6,400).
+    page = text(client.get("/play/bike-shop?alert=0.5&call=4"))
+    assert "<code>warning</code></a> <span>6,197 tokens: past the alert line (4,000), under the red line (6,400)</span>" in page
+    assert "<code>warning</code>" not in text(client.get("/play/bike-shop?call=4"))
