@@ -64,8 +64,8 @@ def test_the_layers_strip_sits_inside_the_well_beside_the_blocks_and_ends_with_t
                 wallLeft: box(well.querySelector('.wall-left')),
                 wallRight: box(well.querySelector('.wall-right')),
                 blocks: [...well.querySelectorAll('.true-blocks a[id^=block-] rect')].map(box),
-                uses: [...well.querySelectorAll('.layers rect:not(.plan)')].map((r) => ({...box(r), layer: r.classList[0], over: r.classList.contains('over'), stroke: getComputedStyle(r).stroke})),
-                plans: [...well.querySelectorAll('.layers rect.plan')].map(box),
+                uses: [...well.querySelectorAll('.layers rect:not(.plan):not(.room)')].map((r) => ({...box(r), layer: r.classList[0], over: r.classList.contains('over'), stroke: getComputedStyle(r).stroke})),
+                plans: [...well.querySelectorAll('.layers rect.plan, .layers rect.room')].map(box),
             };
         }"""
     )
@@ -75,8 +75,7 @@ def test_the_layers_strip_sits_inside_the_well_beside_the_blocks_and_ends_with_t
     assert all(boxes["wallLeft"]["right"] <= band["left"] and band["right"] <= blocks_left for band in strip)
     assert max(block["right"] for block in boxes["blocks"]) <= boxes["wallRight"]["left"]
     # the request's layers end where the stack ends
-    request = [band for band in boxes["uses"] if band["layer"] not in ("reply", "margin")]
-    assert abs(min(band["top"] for band in request) - min(block["top"] for block in boxes["blocks"])) < 1.5
+    assert abs(min(band["top"] for band in boxes["uses"]) - min(block["top"] for block in boxes["blocks"])) < 1.5
     history = next(band for band in boxes["uses"] if band["layer"] == "history")
     assert history["over"] and history["stroke"] == "rgb(207, 42, 29)"  # outlined red: over its share
     expect(page.locator("#layers tr.over")).to_contain_text("conversation history")
