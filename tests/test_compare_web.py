@@ -208,3 +208,10 @@ def test_every_field_of_the_panel_is_valid_as_served_for_every_scenario(app, cli
             assert Decimal(field["min"]) <= value <= Decimal(field["max"]), (scenario_id, field)
             if field["step"] != "any":
                 assert (value - Decimal(field["min"])) % Decimal(field["step"]) == 0, (scenario_id, field)
+
+
+@pytest.mark.parametrize("lang,name", [("fr", "summarize + faits gardés"), ("zh", "summarize + 保留关键事实")])
+def test_the_chart_names_the_strategies_in_the_page_language(client, lang, name):
+    page = client.get(f"/compare/bike-shop?call=5&lang={lang}").get_data(as_text=True)
+    chart = page[page.index('<section class="chart-section"'): page.index('<section class="method"')]
+    assert name in chart and "keep facts" not in chart

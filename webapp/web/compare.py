@@ -130,7 +130,7 @@ def panel_context(view: PageState) -> dict:
             for column in comparison.columns
         ],
         "verdict": verdict_sentences(comparison),
-        "chart": request_chart(comparison, view.call),
+        "chart": request_chart(comparison, view.call, name=lambda column: column_name(name_of(column))),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
         "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},
