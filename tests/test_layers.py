@@ -295,3 +295,19 @@ def test_the_cache_hit_rate_of_a_long_chat():
     assert max(rates) > 0.5
     for call, rate, hit in zip(result.calls, rates, hits):
         assert rate == round(hit.cached / call.tokens, 4)
+
+
+@pytest.mark.parametrize("call", range(1, 7))
+def test_the_overflow_notice_is_drawn_in_the_well(client, call):
+    """by-layer's notice is a block of its own, not a script message: the well draws it (and
+    the traces of dropped messages around it) without looking it up in the script."""
+    response = client.get(f"/play/bike-shop?strategy=by-layer&window=1200&preview=0&call={call}")
+    assert response.status_code == 200
+    page = response.get_data(as_text=True)
+    assert ("overflow notice" in page) == (call >= 2)
+
+
+def test_pinning_an_id_the_chat_does_not_have_is_said(layered):
+    result = replay(layered, parse_settings({"pin": "m4,m40,-m41"}, layered.settings))
+    assert result.warnings == ["Pinned ids that name no message of this chat: 2 (it has 10 messages, numbered from m1, the first request)."]
+    assert replay(layered, parse_settings({"pin": "m4"}, layered.settings)).warnings == []

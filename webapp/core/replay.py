@@ -93,6 +93,11 @@ HELD_BACK = N_(
     "%(clearable)s tokens, fewer than \"clear at least\" (%(minimum)s): the request is sent as it "
     "is, and the prompt cache stays whole. Lower \"clear at least\" if the window is at risk."
 )
+# The pin setting names ids that are no message of the chat (a typo, or another transcript's).
+PIN_UNKNOWN = N_(
+    "Pinned ids that name no message of this chat: %(count)s (it has %(last)s messages, numbered "
+    "from m1, the first request)."
+)
 # Anthropic's default number of tool uses to keep, suggested when KEEP should count them.
 SUGGESTED_TOOL_RESULTS = 3
 
@@ -279,6 +284,9 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         spend()  # a long transcript stops at the request's budget (core/budget.py)
         loop.feed(item)
     loop.finish()
+    unknown = set().union(*settings.pinned_changes) - {item.id for item in scenario.script}
+    if unknown:
+        loop.notices.append((PIN_UNKNOWN, {"count": len(unknown), "last": len(scenario.script)}))
     return Replay(
         scenario=scenario,
         settings=settings,
