@@ -493,6 +493,8 @@ class _Loop:
             self.provider_units += 0 if self.provider is self.context.counter else reply_units
 
     def _pin_statuses(self) -> tuple[PinStatus, ...]:
+        if not self.pins_arrived:
+            return ()
         sent = {block.id: block for block in self.history}
         return tuple(
             PinStatus(item.id, item.id in sent, item.id in sent and sent[item.id].message == item.message)
