@@ -4,10 +4,11 @@ non-ASCII text, and scripts that end mid-request."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from webapp.core.scenarios import Fact, Scenario, ScriptMessage
+from webapp.core.scenarios import Fact, Scenario, ScriptMessage, grouped
 from webapp.core.settings import Settings
 
 WORDS = st.sampled_from(
@@ -72,4 +73,39 @@ def settings(strategies=("none", "truncate", "drop", "truncate-drop", "summarize
         counter=st.sampled_from(counters),
         preview=st.sampled_from([0, 20, 150]),
         keep_facts=st.booleans(),
+    )
+
+
+@st.composite
+def layered_scenarios(draw, min_requests=1, max_requests=7):
+    """Chats with the manual's layers: documents retrieved for a request (context messages
+    right after it, or a search tool's results), long-term memory in the prefix or the chat,
+    and pinned messages of every role."""
+    chat: list[tuple[dict, str]] = []
+    for number in range(draw(st.integers(min_requests, max_requests))):
+        messages = draw(exchanges(number))
+        retrieved = [
+            ({"role": "system", "content": f"<context>{draw(RESULT)}</context>"}, "retrieval")
+            for _ in range(draw(st.integers(0, 2)))
+        ]
+        memory = [({"role": "system", "content": f"<memory>{draw(TEXT)}</memory>"}, "memory")] if draw(st.integers(0, 5)) == 0 else []
+        searches = draw(st.booleans())
+        rest = [(message, "retrieval" if searches and message["role"] == "tool" else "history") for message in messages[1:]]
+        chat += [(messages[0], "history"), *memory, *retrieved, *rest]
+    script = grouped([ScriptMessage(f"m{i + 1}", message, layer=layer) for i, (message, layer) in enumerate(chat)])
+    pinned = draw(st.sets(st.sampled_from([item.id for item in script]), max_size=3))
+    script = [replace(item, pinned=item.id in pinned) for item in script]
+    prefix_memory = draw(st.booleans())
+    return Scenario(
+        id="layered",
+        title={"en": "layered"},
+        lesson={"en": ""},
+        prefix=(
+            {"role": "system", "content": "You are a support assistant."},
+            *([{"role": "system", "content": "<memory>Ada, order #4471.</memory>"}] if prefix_memory else []),
+        ),
+        prefix_layers=("system", "memory") if prefix_memory else ("system",),
+        tools=[],
+        script=script,
+        facts=[Fact("#4471", "order number", 1)],
     )

@@ -208,3 +208,25 @@ def test_every_field_of_the_panel_is_valid_as_served_for_every_scenario(app, cli
             assert Decimal(field["min"]) <= value <= Decimal(field["max"]), (scenario_id, field)
             if field["step"] != "any":
                 assert (value - Decimal(field["min"])) % Decimal(field["step"]) == 0, (scenario_id, field)
+
+
+@pytest.mark.parametrize("lang,name", [("fr", "summarize + faits gardés"), ("zh", "summarize + 保留关键事实")])
+def test_the_chart_names_the_strategies_in_the_page_language(client, lang, name):
+    page = client.get(f"/compare/bike-shop?call=5&lang={lang}").get_data(as_text=True)
+    chart = page[page.index('<section id="chart"'): page.index('<section id="method"')]
+    assert name in chart and "keep facts" not in chart
+
+
+def test_a_new_price_from_the_panel_resends_the_bill_but_not_the_chart_nor_the_form(client):
+    came_from = {"HX-Request": "true", "HX-Target": "compare-panel", "HX-Current-URL": "http://localhost/compare/long-haul?call=40"}
+    rebilled = client.get("/compare/long-haul?call=40&cache=anthropic", headers={**came_from, "HX-Trigger": "compare-controls"})
+    body = rebilled.get_data(as_text=True)
+    assert rebilled.headers["HX-Reswap"] == "none" and rebilled.headers["HX-Push-Url"].endswith("?call=40&cache=anthropic")
+    assert 'id="verdict"' in body and 'id="columns"' in body and "Anthropic" in body
+    assert 'id="chart"' not in body and 'id="compare-controls"' not in body
+    stepped = client.get("/compare/long-haul?call=41", headers={**came_from, "HX-Trigger": "compare-next"}).get_data(as_text=True)
+    assert 'id="chart"' in stepped and 'id="compare-controls"' in stepped and 'id="verdict"' not in stepped
+    # Every part of the panel is there, out of band, as the full page draws it.
+    full = client.get("/compare/long-haul?call=40&cache=anthropic").get_data(as_text=True)
+    for part in re.findall(r'<section id="(?:verdict|columns)".*?</section>', body, re.S):
+        assert part.replace(' hx-swap-oob="true"', "") in full

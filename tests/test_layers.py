@@ -131,7 +131,7 @@ def test_budgets_and_free_room_add_up_to_the_window(shares, window):
     tokens = Budget(**shares).tokens(window)
     assert sum(tokens.values()) == window
     assert tokens["free"] >= 0
-    assert all(tokens[layer] <= window * shares[layer] for layer in LAYERS)
+    assert all(window * shares[layer] - 1 < tokens[layer] <= window * shares[layer] + 1e-6 for layer in LAYERS)
 
 
 @given(SHARES, st.integers(1, 5000), st.lists(st.integers(0, 3000), min_size=5, max_size=5))
@@ -295,3 +295,19 @@ def test_the_cache_hit_rate_of_a_long_chat():
     assert max(rates) > 0.5
     for call, rate, hit in zip(result.calls, rates, hits):
         assert rate == round(hit.cached / call.tokens, 4)
+
+
+@pytest.mark.parametrize("call", range(1, 7))
+def test_the_overflow_notice_is_drawn_in_the_well(client, call):
+    """by-layer's notice is a block of its own, not a script message: the well draws it (and
+    the traces of dropped messages around it) without looking it up in the script."""
+    response = client.get(f"/play/bike-shop?strategy=by-layer&window=1200&preview=0&call={call}")
+    assert response.status_code == 200
+    page = response.get_data(as_text=True)
+    assert ('id="block-n1"' in page) == (call >= 2)
+
+
+def test_pinning_an_id_the_chat_does_not_have_is_said(layered):
+    result = replay(layered, parse_settings({"pin": "m4,m40,-m41"}, layered.settings))
+    assert result.warnings == ["Pinned ids that name no message of this chat: 2 (it has 10 messages, numbered from m1, the first request)."]
+    assert replay(layered, parse_settings({"pin": "m4"}, layered.settings)).warnings == []

@@ -52,3 +52,30 @@ def test_the_metrics_panel_follows_the_call(page, live_server):
     page.click("#step-next")
     expect(figures.locator("div", has_text="compression_events").locator("dd")).to_have_text("1")
     expect(figures.locator("div", has_text="tokens_used_total").locator("dd")).to_have_text("3,087")
+
+
+def test_the_layers_strip_sits_inside_the_well_beside_the_blocks_and_ends_with_the_stack(page, live_server):
+    page.goto(live_server + "/play/bike-shop?call=5&strategy=by-layer")
+    boxes = page.evaluate(
+        """() => {
+            const box = (element) => { const r = element.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+            const well = document.querySelector('svg.well');
+            return {
+                wallLeft: box(well.querySelector('.wall-left')),
+                wallRight: box(well.querySelector('.wall-right')),
+                blocks: [...well.querySelectorAll('.true-blocks a[id^=block-] rect')].map(box),
+                uses: [...well.querySelectorAll('.layers rect:not(.plan):not(.room)')].map((r) => ({...box(r), layer: r.classList[0], over: r.classList.contains('over'), stroke: getComputedStyle(r).stroke})),
+                plans: [...well.querySelectorAll('.layers rect.plan, .layers rect.room')].map(box),
+            };
+        }"""
+    )
+    strip = [*boxes["uses"], *boxes["plans"]]
+    blocks_left = min(block["left"] for block in boxes["blocks"])
+    # inside the walls, left of every block: the blocks moved over to make room
+    assert all(boxes["wallLeft"]["right"] <= band["left"] and band["right"] <= blocks_left for band in strip)
+    assert max(block["right"] for block in boxes["blocks"]) <= boxes["wallRight"]["left"]
+    # the request's layers end where the stack ends
+    assert abs(min(band["top"] for band in boxes["uses"]) - min(block["top"] for block in boxes["blocks"])) < 1.5
+    history = next(band for band in boxes["uses"] if band["layer"] == "history")
+    assert history["over"] and history["stroke"] == "rgb(207, 42, 29)"  # outlined red: over its share
+    expect(page.locator("#layers tr.over")).to_contain_text("conversation history")

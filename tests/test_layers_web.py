@@ -140,11 +140,12 @@ def test_the_layers_are_bands_beside_the_stack_with_their_budget_and_the_table_s
     page = text(client.get("/play/bike-shop?call=5&strategy=by-layer"))
     assert re.search(r'<svg class="well[^"]* layered', page)
     strip = re.search(r'<g class="layers on-well" aria-hidden="true">(.*?)</g>', page, re.S).group(1)
-    bands = re.findall(r'<rect class="(plan )?(\w+)( over)?" y="([\d.]+)" height="([\d.]+)"/>', strip)
+    bands = re.findall(r'<rect class="(plan |room )?(\w+)( over)?" y="([\d.]+)" height="([\d.]+)"/>', strip)
     plans = {layer: float(height) for plan, layer, _, _, height in bands if plan}
     uses = {layer: (float(y), float(height), bool(over)) for plan, layer, over, y, height in bands if not plan}
     assert list(plans) == ["system", "tools", "memory", "retrieval", "history", "reply", "margin"]
-    # every budget at the well's scale: history's 20% is twice retrieval's 10%
+    # every budget at the well's scale: history's 20% is twice retrieval's 10%; the reply's
+    # room and the margin are drawn once, as their budget
     assert plans["history"] == pytest.approx(2 * plans["retrieval"], abs=0.2)
     # the history (3,045 tokens) is over its budget (1,600), and marked so; the request's
     # layers stack up to the top of the stack, each layer's band as tall as its tokens
@@ -166,3 +167,10 @@ def test_the_overflow_notice_is_a_block_to_select_and_an_event_in_the_log(client
     assert '<h2 id="detail-title">overflow notice <span class="sub"></span></h2>' in selected
     assert "Some old details may no longer be accessible." in selected and 'id="pin-toggle"' not in selected
     assert "<td>added by the loop</td>" in selected
+
+
+def test_the_alert_line_logs_a_warning_between_it_and_the_red_line(client):
+    # The bike shop's call 4 sends 6,197 tokens: past an alert line at 50% (4,000), under the red line (6,400).
+    page = text(client.get("/play/bike-shop?alert=0.5&call=4"))
+    assert "<code>warning</code></a> <span>6,197 tokens: past the alert line (4,000), under the red line (6,400)</span>" in page
+    assert "<code>warning</code>" not in text(client.get("/play/bike-shop?call=4"))

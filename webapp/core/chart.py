@@ -9,6 +9,7 @@ label. The template puts the same figures in a table for screen readers.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from .compare import Column, Comparison, label
 from .well import HEADROOM, block_kind
@@ -80,7 +81,11 @@ class Chart:
     top_tokens: int
 
 
-def request_chart(comparison: Comparison, call: int, width: int = 780, height: int = 340, label_width: int = 200) -> Chart:
+def request_chart(
+    comparison: Comparison, call: int, width: int = 780, height: int = 340, label_width: int = 200, name: Callable[[Column], str] = label
+) -> Chart:
+    """The chart at `call`; `name` writes a column's name in the end labels and the table (the
+    web passes its translated names; the default is the English one)."""
     settings = comparison.settings
     left, top, bottom = 64.0, 16.0, height - 36.0
     right = width - label_width
@@ -101,8 +106,8 @@ def request_chart(comparison: Comparison, call: int, width: int = 780, height: i
         series.append(
             Series(
                 keys=tuple(column.key for column in group),
-                names=", ".join(label(column) for column in group),
-                lines=_wrap([label(column) for column in group]),
+                names=", ".join(name(column) for column in group),
+                lines=_wrap([name(column) for column in group]),
                 points=points,
                 dash=DASHES[style % len(DASHES)],
                 marker=MARKERS[style % len(MARKERS)],

@@ -93,6 +93,11 @@ HELD_BACK = N_(
     "%(clearable)s tokens, fewer than \"clear at least\" (%(minimum)s): the request is sent as it "
     "is, and the prompt cache stays whole. Lower \"clear at least\" if the window is at risk."
 )
+# The pin setting names ids that are no message of the chat (a typo, or another transcript's).
+PIN_UNKNOWN = N_(
+    "Pinned ids that name no message of this chat: %(count)s (it has %(last)s messages, numbered "
+    "from m1, the first request)."
+)
 # Anthropic's default number of tool uses to keep, suggested when KEEP should count them.
 SUGGESTED_TOOL_RESULTS = 3
 
@@ -279,6 +284,9 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         spend()  # a long transcript stops at the request's budget (core/budget.py)
         loop.feed(item)
     loop.finish()
+    unknown = set().union(*settings.pinned_changes) - {item.id for item in scenario.script}
+    if unknown:
+        loop.notices.append((PIN_UNKNOWN, {"count": len(unknown), "last": len(scenario.script)}))
     return Replay(
         scenario=scenario,
         settings=settings,
@@ -485,6 +493,8 @@ class _Loop:
             self.provider_units += 0 if self.provider is self.context.counter else reply_units
 
     def _pin_statuses(self) -> tuple[PinStatus, ...]:
+        if not self.pins_arrived:
+            return ()
         sent = {block.id: block for block in self.history}
         return tuple(
             PinStatus(item.id, item.id in sent, item.id in sent and sent[item.id].message == item.message)

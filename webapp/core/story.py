@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .history import Block
+from .history import TOOL_RESULT_ROLES, Block
 from .replay import Call, Replay
 from .scenarios import Condition, Fact, Narration
 
@@ -71,7 +71,9 @@ class Arrival:
 class Struck:
     """One block the hammer changed at this call."""
 
-    action: Literal["truncated", "dropped", "summarized", "cleared"]
+    # compressed: a retrieved document became a note (by-layer); shortened: a request or a
+    # reply became a note (by-layer's last level); truncated: a tool result became a note.
+    action: Literal["truncated", "compressed", "shortened", "dropped", "summarized", "cleared"]
     block_id: str
     kind: Literal["request", "reply", "tool_result", "summary"]
     tool: str
@@ -114,6 +116,10 @@ class CallStory:
     sent_previous_call: int | None
     sent_total: int
     summarizer_input: int
+    # by-layer's levels were not enough: the overflow notice is in the request.
+    notice: bool = False
+    # Compaction stopped above its aim: only these pinned messages were left to cut.
+    pinned_kept: tuple[str, ...] = ()
 
 
 def _kind(block: Block) -> Literal["request", "reply", "tool_result", "summary"]:
@@ -157,7 +163,9 @@ def explain(result: Replay, number: int) -> CallStory:
         new = {block.id: block for block in call.blocks}
         destroyed = set(compaction.destroyed)
         actions = (
-            ("truncated", compaction.truncated),
+            ("truncated", [block_id for block_id in compaction.truncated if old[block_id].role in TOOL_RESULT_ROLES]),
+            ("shortened", [block_id for block_id in compaction.truncated if old[block_id].role not in TOOL_RESULT_ROLES]),
+            ("compressed", compaction.compressed),
             ("cleared", compaction.cleared),
             ("dropped", compaction.dropped),
             ("summarized", compaction.summarized),
@@ -167,7 +175,7 @@ def explain(result: Replay, number: int) -> CallStory:
                 block = old.get(block_id)
                 if block is None:  # folded into an earlier summary already
                     continue
-                after = new.get(block_id) if action in ("truncated", "cleared") else None
+                after = new.get(block_id) if action not in ("dropped", "summarized") else None
                 struck.append(
                     Struck(
                         action,
@@ -222,6 +230,8 @@ def explain(result: Replay, number: int) -> CallStory:
         sent_previous_call=sent_before - before_previous if previous else None,
         sent_total=call.sent_total,
         summarizer_input=compaction.summarizer_input if compaction is not None else 0,
+        notice=compaction is not None and compaction.notice is not None,
+        pinned_kept=compaction.pinned_kept if compaction is not None else (),
     )
 
 

@@ -123,6 +123,8 @@ class Context:
         """Indexes in history[start:end] that stay when the rest goes: the kept blocks, and
         those a kept block cannot be sent without (the reply that made its tool call, the
         other results of that reply, a kept reply's results)."""
+        if not self.pinned and self.settings.strategy != "by-layer":
+            return set()  # only by-layer keeps memory and its notice: nothing else to look for
         kept = {index for index in range(start, end) if self.kept(history[index])}
         for index in list(kept):
             block = history[index]
@@ -164,8 +166,16 @@ class Work:
 Level = Callable[[Work, Context], None]
 
 
-def _truncation_note(text: str, context: Context) -> str:
-    return f"{TRUNCATION_MARK} to save context: {len(text)} chars. Preview: {text[: context.settings.preview]}...]"
+def _noted(block: Block, context: Context) -> Block:
+    """The block with its text replaced by the seed's one-line truncation note and a preview."""
+    text = block.text
+    note = f"{TRUNCATION_MARK} to save context: {len(text)} chars. Preview: {text[: context.settings.preview]}...]"
+    return context.block(block, {**block.message, "content": note}, state="truncated")
+
+
+def _replace(work: Work, index: int, block: Block) -> None:
+    work.units += block.units - work.history[index].units
+    work.history[index] = block
 
 
 def truncate_level(work: Work, context: Context) -> None:
@@ -185,10 +195,8 @@ def truncate_level(work: Work, context: Context) -> None:
         block = history[index]
         if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK) or context.kept(block):
             continue
-        note = _truncation_note(block.text, context)
-        shrunk = context.block(block, {**block.message, "content": note}, state="truncated")
-        history[index] = shrunk
-        work.units += shrunk.units - block.units
+        shrunk = _noted(block, context)
+        _replace(work, index, shrunk)
         work.truncated.append(block.id)
         if context.fetch_once_tools:
             tool_names = tool_names if tool_names is not None else _tool_names(history)
@@ -381,11 +389,8 @@ def retrieval_level(work: Work, context: Context) -> None:
         if members[-1] >= boundary:
             continue  # found for a call in KEEP: the model still works with them
         for index in members:
-            block = history[index]
-            shrunk = context.block(block, {**block.message, "content": _truncation_note(block.text, context)}, state="truncated")
-            history[index] = shrunk
-            work.units += shrunk.units - block.units
-            work.compressed.append(block.id)
+            work.compressed.append(history[index].id)
+            _replace(work, index, _noted(history[index], context))
         if "retrieval" not in work.levels:
             work.levels.append("retrieval")
         if context.fits(work.units):
@@ -401,11 +406,10 @@ def oldest_level(work: Work, context: Context) -> None:
         block = history[index]
         if block.state != "original" or context.kept(block) or not block.text:
             continue
-        shrunk = context.block(block, {**block.message, "content": _truncation_note(block.text, context)}, state="truncated")
+        shrunk = _noted(block, context)
         if shrunk.units >= block.units:
             continue  # a short message: its note would be longer
-        history[index] = shrunk
-        work.units += shrunk.units - block.units
+        _replace(work, index, shrunk)
         work.truncated.append(block.id)
         if "oldest" not in work.levels:
             work.levels.append("oldest")

@@ -56,17 +56,21 @@ NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
 LEADER = 22  # the leader lines' horizontal run: app.css's --gap (30px) less the labels' margin
 AXIS_LEADER = 18  # from the axis labels to the lines: app.css's --well-x less --axis, less 10px
 INSIDE_MIN = 22  # a block this tall shows its tokens inside
-KINDS = ("floor", "user", "assistant", "tool", "summary", "system", "notice")
+KINDS = ("floor", "user", "assistant", "tool", "summary", "system", "notice", "memory", "retrieval")
 
 
 def block_kind(block: Block) -> str:
     """What a block is, for its colour: a summary, the overflow notice, or its role (a function result is a tool
-    result; any other role is "system")."""
+    result); a context message of the memory or retrieval layer, its layer; any other role is "system"."""
     if block.state in ("summary", "notice"):  # by-layer's overflow notice is a block of its own kind
         return block.state
     if block.role == "function":  # a legacy function-calling result
         return "tool"
-    return block.role if block.role in {"user", "assistant", "tool"} else "system"
+    if block.role in {"user", "assistant", "tool"}:
+        return block.role
+    # Memory or retrieved pages given to the model as context (no turn of the chat): their
+    # layer's colour, the one of their band beside the stack.
+    return block.layer if block.layer in {"memory", "retrieval"} else "system"
 
 
 @dataclass

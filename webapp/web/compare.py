@@ -16,7 +16,6 @@ from flask import Blueprint, Response, current_app, jsonify, render_template, re
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
-from jinja2_fragments.flask import render_blocks
 
 from ..core.chart import request_chart, small_well
 from ..core.cache import CACHE_MODELS
@@ -27,7 +26,7 @@ from ..core.settings import COUNTER_NAMES, STRATEGIES
 from ..core.story import outcome
 from ..core.tokens import COUNTERS
 from .languages import money as format_money
-from .panels import answer, is_htmx
+from .panels import answer, changed_inputs, is_htmx, panels, render_panels, state_before
 from .story import outcome_text
 from .state import PageState, read_state
 
@@ -48,11 +47,24 @@ def comparison_for(view: PageState) -> Comparison:
 
 @blueprint.route("/compare/<scenario_id>", endpoint="panel")
 def panel_page(scenario_id: str):
+    """The full page; for htmx coming from this panel, the panels whose inputs changed (a new
+    price leaves the chart); coming from elsewhere, the panel whole."""
     view = read_state(scenario_id, request.args)
     context = panel_context(view)
-    if is_htmx():
-        return answer(render_blocks("compare.html", ["panel", "languages"], fragment=True, oob=True, **context), view)
-    return render_template("compare.html", fragment=False, **context)
+    if not is_htmx():
+        return render_template("compare.html", fragment=False, oob=False, **context)
+    before = state_before("compare.panel")
+    if before is None:
+        body = render_panels("compare.html", ["panel"], fragment=True, oob=False, **context)
+        return answer(body + render_panels("compare.html", ["languages"], fragment=True, oob=True, **context), view)
+    changed = changed_inputs(before, view)
+    blocks = [panel.block for panel in panels("compare.html") if panel.shows(changed)]
+    # The settings form sent this request itself: it shows the state, and may be mid-edit.
+    if request.headers.get("HX-Trigger") == "compare-controls" and "compare_controls" in blocks:
+        blocks.remove("compare_controls")
+    response = answer(render_panels("compare.html", blocks, fragment=True, oob=True, **context), view)
+    response.headers["HX-Reswap"] = "none"  # every panel goes out of band
+    return response
 
 
 @blueprint.route("/compare/<scenario_id>.json")
@@ -130,7 +142,7 @@ def panel_context(view: PageState) -> dict:
             for column in comparison.columns
         ],
         "verdict": verdict_sentences(comparison),
-        "chart": request_chart(comparison, view.call),
+        "chart": request_chart(comparison, view.call, name=lambda column: column_name(name_of(column))),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
         "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},

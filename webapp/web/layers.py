@@ -66,7 +66,7 @@ def bands(result: Replay, number: int, well: Well) -> list[Band]:
             out.append(Band(use.layer, use.over, y, use.tokens * scale, plan_y, use.budget_tokens * scale))
             used += use.tokens
             planned += use.budget_tokens
-        elif not zoom:
+        elif not zoom:  # drawn whole (its budget), outlined when the request eats into it
             y = well.rim_y + hanging * scale
             out.append(Band(use.layer, use.over, y, use.tokens * scale, y, use.budget_tokens * scale))
             hanging += use.budget_tokens

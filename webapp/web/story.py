@@ -47,6 +47,18 @@ def struck_text(action: str, blocks: list[Struck]) -> str:
             "shrank %(num)d old tool results (%(tools)s) to one-line notes (%(before)s → %(after)s tokens)",
             num=len(blocks), tools=tools, before=before, after=n(sum(block.tokens_after for block in blocks)),
         )
+    if action == "compressed":
+        return ngettext(
+            "compressed %(num)d retrieved document to a one-line note (%(before)s → %(after)s tokens)",
+            "compressed %(num)d retrieved documents to one-line notes (%(before)s → %(after)s tokens)",
+            len(blocks), before=before, after=n(sum(block.tokens_after for block in blocks)),
+        )
+    if action == "shortened":
+        return ngettext(
+            "shortened %(num)d old message to a one-line note (%(before)s → %(after)s tokens)",
+            "shortened %(num)d old messages to one-line notes (%(before)s → %(after)s tokens)",
+            len(blocks), before=before, after=n(sum(block.tokens_after for block in blocks)),
+        )
     if action == "cleared":
         return ngettext(
             "cleared %(num)d old tool result (%(before)s → %(after)s tokens)",
@@ -88,7 +100,7 @@ def line_text(story: CallStory) -> str:
         )
     actions = [
         struck_text(action, [block for block in story.struck if block.action == action])
-        for action in ("truncated", "cleared", "dropped", "summarized")
+        for action in ("compressed", "truncated", "cleared", "dropped", "shortened", "summarized")
         if any(block.action == action for block in story.struck)
     ]
     return _(
@@ -133,6 +145,16 @@ def explanation(story: CallStory, lang: str) -> str:
     else:
         sentences = [_("New since the previous call: %(items)s.", items=listed(items))] if items else []
     sentences.append(line_text(story))
+    if story.pinned_kept:
+        sentences.append(
+            ngettext(
+                "Only a pinned message was left to cut (%(ids)s): it stays, and the request stays above the aim.",
+                "Only pinned messages were left to cut (%(ids)s): they stay, and the request stays above the aim.",
+                len(story.pinned_kept), ids=listed(list(story.pinned_kept)),
+            )
+        )
+    if story.notice:
+        sentences.append(_("The levels were not enough: the manual's notice in the request tells the model that old details may be gone."))
     destroyed = sorted({block.tool for block in story.struck if block.fetch_once})
     if destroyed:
         sentences.append(_("%(tools)s cannot be called again: what its truncated result held is gone for good.", tools=listed(destroyed)))

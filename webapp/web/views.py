@@ -120,7 +120,8 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
     if view.block:
         selected = block_detail(result, view.call, view.block)
         selected["pin"] = pin_control(view, result, view.block)
-    well = draw(result, view.call, view.block, projector=view.projector)
+    pinned = pinned_set(result)
+    well = draw(result, view.call, view.block, projector=view.projector, pinned=pinned)
     shows_layers = layered(result)
     measured = metrics(view, result)
     return {
@@ -136,7 +137,7 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         "well": well,
         "bands": bands(result, view.call, well) if shows_layers else [],
         "layers": budget_rows(result, view.call) if shows_layers else [],
-        "pinned": pinned_set(result),
+        "pinned": pinned,
         "pin_checks": pin_checks(result, view.call),
         "metrics": metric_rows(measured),
         "layer_metrics": layer_metric_rows(measured),

@@ -9,13 +9,14 @@ from typing import Callable
 from flask_babel import get_translations
 
 from ..core.history import Block
+from ..core.layers import LAYER_WORDS
 from ..core.replay import Replay
 from ..core.well import NORMAL, PROJECTOR, Mark, Shape, Well, layout, tool_names
 from .languages import percent, whole_numbers
 
 
-def draw(replay: Replay, number: int, selected: str | None = None, projector: bool = False) -> Well:
-    """The well of call `number` with its labels written."""
+def draw(replay: Replay, number: int, selected: str | None = None, projector: bool = False, pinned: frozenset[str] = frozenset()) -> Well:
+    """The well of call `number` with its labels written; `pinned` blocks say so in their name."""
     well = layout(replay, number, selected, PROJECTOR if projector else NORMAL)
     names = tool_names(replay)
     # The catalog and number format looked up once: a well has up to hundreds of words to say.
@@ -26,6 +27,8 @@ def draw(replay: Replay, number: int, selected: str | None = None, projector: bo
         shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
         shape.words = split_label(shape.label, shape.short)
         shape.name = accessible_name(shape, _, tokens)
+        if shape.id in pinned:
+            shape.name += ", " + _("pinned")
     for trace in well.traces:
         trace.label = _("%(count)d dropped (%(tokens)s tokens)") % {"count": len(trace.ids), "tokens": tokens(trace.tokens)}
     settings = replay.settings
@@ -84,6 +87,8 @@ def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
         return _("summary of %(count)d messages") % {"count": len(block.replaces)}
     if block.state == "notice":
         return _("overflow notice")
+    if block.role not in {"user", "assistant", "tool", "function"} and block.layer in LAYER_WORDS:
+        return _(LAYER_WORDS[block.layer]) if block.layer != "history" else block.role
     if block.role == "tool":
         return _("tool result: %(name)s") % {"name": names.get(block.message.get("tool_call_id", ""), "?")}
     if block.role == "function":
