@@ -101,3 +101,27 @@ def test_the_replay_cache_is_bounded_by_bytes(tmp_path):
         info = cache.cache.info()
         assert info.bytes <= 8_000_000
     assert len(cache) < 3 * 7, "fewer replays than the entry count alone would keep"
+
+
+def test_a_replays_weight_counts_what_the_pages_derive_from_it(tmp_path):
+    """The play page keeps on a replay what every step would recompute (each block's versions,
+    tool names, the bill's increments, the chat…): the replay cache weighs that too, measured
+    against what tracemalloc sees those values hold."""
+    from webapp import create_app
+
+    app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path)})
+    client = app.test_client()
+    link = client.post("/transcripts", data={"transcript": json.dumps(generate_transcript(300, seed=1))}).headers["Location"].split("?")[0]
+    cache = app.extensions["replay_cache"]
+    client.get(link)
+    [(key, made)] = [(key, cache.cache.info().bytes) for key in cache.cache._items]
+    result = cache.cache.get(key)
+    for number in range(1, len(result.calls) + 1, 5):
+        client.get(f"{link}?call={number}")
+    client.get(f"{link}?call=6&block=floor")
+    derived = [function for function in result.derived if function.__name__ != "made_bytes"]  # the weight itself
+    assert len(derived) >= 6
+    # What the derived values hold, made again (a copy of each, by the function that made it).
+    retained = retained_bytes(lambda: [function(result) for function in derived])
+    grown = cache.cache.info().bytes - made
+    assert retained / 2 <= grown <= retained * 2, (grown, retained)

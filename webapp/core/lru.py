@@ -39,6 +39,9 @@ class LRUCache(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
     def get(self, key: K) -> V | None:
         with self._lock:
             found = self._items.get(key)
@@ -58,6 +61,19 @@ class LRUCache(Generic[K, V]):
             self._items[key] = (value, size)
             self._bytes += size
             while len(self._items) > self.max_entries or self._bytes > self.max_bytes:
+                self._discard(next(iter(self._items)))
+
+    def reweigh(self, key: K) -> None:
+        """Weigh an entry again, when its value grew since it was put (the least recently used
+        others go if the budget no longer holds)."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return
+            size = self._weigh(key, found[0])
+            self._items[key] = (found[0], size)
+            self._bytes += size - found[1]
+            while len(self._items) > 1 and self._bytes > self.max_bytes:
                 self._discard(next(iter(self._items)))
 
     def pop(self, key: K) -> None:
