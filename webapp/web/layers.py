@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask_babel import gettext as _
+from markupsafe import Markup
 
 from ..core.layers import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS, LayerUse, layer_use, request_layers
 from ..core.metrics import call_metrics, replay_hits
@@ -109,17 +110,25 @@ def _cache_hits(result: Replay) -> dict:
     return {}
 
 
-def metric_rows(values: dict) -> list[tuple[str, str, str]]:
-    """The metrics panel: each metric in words, under the manual's key, with its value written
-    in the page's language."""
+def metric_rows(values: dict) -> list[tuple[str, Markup, str]]:
+    """The metrics panel: each metric in words, under the manual's key (which a phone may break
+    after an underscore), with its value written in the page's language."""
     tokens = whole_numbers()
     return [
-        (_("Tokens in this request"), "tokens_used_total", tokens(values["tokens_used_total"])),
-        (_("Share of the window used"), "context_utilization_pct", percent(values["context_utilization_pct"] / 100, 1)),
-        (_("Compactions so far"), "compression_events", tokens(values["compression_events"])),
-        (_("Share read from the prompt cache"), "cache_hit_rate", percent(values["cache_hit_rate"], 1)),
-        (_("Estimated cost of this call"), "estimated_cost_usd", money(values["estimated_cost_usd"])),
+        (words, breakable(key), value)
+        for words, key, value in [
+            (_("Tokens in this request"), "tokens_used_total", tokens(values["tokens_used_total"])),
+            (_("Share of the window used"), "context_utilization_pct", percent(values["context_utilization_pct"] / 100, 1)),
+            (_("Compactions so far"), "compression_events", tokens(values["compression_events"])),
+            (_("Share read from the prompt cache"), "cache_hit_rate", percent(values["cache_hit_rate"], 1)),
+            (_("Estimated cost of this call"), "estimated_cost_usd", money(values["estimated_cost_usd"])),
+        ]
     ]
+
+
+def breakable(name: str) -> Markup:
+    """A snake_case name that may wrap after its underscores, not inside a word."""
+    return Markup("_<wbr>").join(name.split("_"))
 
 
 def layer_metric_rows(values: dict) -> list[tuple[str, str, str]]:

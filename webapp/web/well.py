@@ -9,9 +9,9 @@ from typing import Callable
 from flask_babel import get_translations
 
 from ..core.history import Block
-from ..core.layers import LAYER_WORDS
+from ..core.layers import LAYER_WORDS, MANUAL_KEYS
 from ..core.replay import Replay
-from ..core.well import NORMAL, PROJECTOR, Mark, Shape, Well, layout, tool_names
+from ..core.well import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind, layout, tool_names
 from .languages import percent, whole_numbers
 
 
@@ -105,9 +105,11 @@ def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
 
 def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
     """The label without the kind its colour already tells, for a narrow screen: the tool's
-    name for a tool call or result."""
+    name for a tool call or result, the manual's name (rag, ltm) for retrieved pages or memory."""
     if block.state != "summary" and block.role == "tool":
         return names.get(block.message.get("tool_call_id", ""), "?")
+    if block_kind(block) in ("memory", "retrieval"):  # a context message: the manual's name (ltm, rag)
+        return MANUAL_KEYS[block_kind(block)]
     if block.state != "summary" and block.role == "assistant":
         called = [(call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or []]
         if called:
