@@ -175,3 +175,12 @@ def test_the_alert_line_logs_a_warning_between_it_and_the_red_line(client):
     page = text(client.get("/play/bike-shop?alert=0.5&call=4"))
     assert "<code>warning</code></a> <span>6,197 tokens: past the alert line (4,000), under the red line (6,400)</span>" in page
     assert "<code>warning</code>" not in text(client.get("/play/bike-shop?call=4"))
+
+
+def test_the_json_twin_has_the_budget_by_layer_as_the_table_shows_it(client):
+    data = client.get("/play/bike-shop.json?call=5&strategy=by-layer").get_json()
+    budget = {row["layer"]: row for row in data["budget"]["layers"]}
+    assert list(budget) == ["system", "tools", "memory", "retrieval", "history", "reply", "margin"]
+    assert budget["history"] == {"layer": "history", "tokens": 3045, "budget_tokens": 1600, "over": True}
+    # the layers and the free room fill the window exactly
+    assert sum(row["tokens"] for row in budget.values()) + data["budget"]["free"] == 8000

@@ -7,7 +7,7 @@ puts them in the reader's words, with the manual's names beside them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from flask_babel import gettext as _
 from markupsafe import Markup
@@ -45,9 +45,9 @@ def _has_layers(result: Replay) -> bool:
     return any(layer != "system" for layer in scenario.prefix_layers) or any(item.layer != "history" for item in scenario.script)
 
 
-def uses(result: Replay, number: int) -> list[LayerUse]:
-    found, _free = layer_use(result.settings, result.scenario.budget, request_layers(result, result.calls[number - 1]))
-    return found
+def layer_budget(result: Replay, number: int) -> tuple[list[LayerUse], int]:
+    """Each layer's use at call `number` against the scenario's budget, and the free room."""
+    return layer_use(result.settings, result.scenario.budget, request_layers(result, result.calls[number - 1]))
 
 
 def bands(result: Replay, number: int, well: Well) -> list[Band]:
@@ -61,7 +61,7 @@ def bands(result: Replay, number: int, well: Well) -> list[Band]:
     scale = (well.bottom_y - top) / (zoom.tokens if zoom else result.settings.real_window)
     out = []
     used = planned = hanging = 0.0
-    for use in uses(result, number):
+    for use in layer_budget(result, number)[0]:
         if use.layer not in ROOM_LAYERS:
             y, plan_y = well.bottom_y - (used + use.tokens) * scale, well.bottom_y - (planned + use.budget_tokens) * scale
             out.append(Band(use.layer, use.over, y, use.tokens * scale, plan_y, use.budget_tokens * scale))
@@ -72,6 +72,13 @@ def bands(result: Replay, number: int, well: Well) -> list[Band]:
             out.append(Band(use.layer, use.over, y, use.tokens * scale, y, use.budget_tokens * scale))
             hanging += use.budget_tokens
     return out
+
+
+def budget_json(result: Replay, number: int) -> dict:
+    """The budget by layer at call `number` for the JSON twin: each layer's tokens, budget and
+    whether it is over, and the free room left (negative when the request overflows)."""
+    found, free = layer_budget(result, number)
+    return {"layers": [asdict(use) for use in found], "free": free}
 
 
 def budget_rows(result: Replay, number: int) -> list[dict]:
@@ -89,7 +96,7 @@ def budget_rows(result: Replay, number: int) -> list[dict]:
             "over": use.over,
             "room": use.layer in ROOM_LAYERS,
         }
-        for use in uses(result, number)
+        for use in layer_budget(result, number)[0]
     ]
 
 

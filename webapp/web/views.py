@@ -24,7 +24,7 @@ from ..core.well import block_kind, latest_version, tool_names
 from .panels import answer, changed_inputs, is_htmx, panels, render_panels, state_before
 from .state import SETTING_PARAMS, SPEEDS, PageState, StateError, read_state
 from .story import call_story, close_up, message_name
-from .layers import bands, budget_rows, layered, layer_metric_rows, metric_rows, metrics, pin_checks, pin_control, pinned_set
+from .layers import bands, budget_json, budget_rows, layered, layer_metric_rows, metric_rows, metrics, pin_checks, pin_control, pinned_set
 from .well import block_label, draw
 
 web = Blueprint("web", __name__)
@@ -105,8 +105,10 @@ def play_json(scenario_id: str):
             # What the page says at this call: the author's narration, or the generated explanation.
             "story": call_story(result, view.call, str(get_locale())),
             "current": call_json(result, call),
-            # The manual's metrics (its step 10) at this call, with its keys.
+            # The manual's metrics (its step 10) at this call, with its keys, and its budget by
+            # layer (step 1), as the page's table shows it.
             "metrics": metrics(view, result),
+            "budget": budget_json(result, view.call),
         }
     )
 
