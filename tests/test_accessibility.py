@@ -28,6 +28,8 @@ PAGES = {
     "hammer": PLAY + f"?call={HAMMER_CALL}&block=m3",
     # a pinned message, the alert line and the target: the manual's marks and panels
     "pinned": PLAY + f"?call={HAMMER_CALL}&block=m1&pin=m1&alert=0.7&target=0.75",
+    # the retrieval lesson: layers beside the stack, the budget table, the metrics, a pinned rule
+    "layers": "/play/workshop-manuals?call=8&block=m3",
     "overflow": PLAY + "?strategy=none&call=6",
     "error": PLAY + "?keep=0",
     "compare": f"/compare/bike-shop?call={HAMMER_CALL}",

@@ -79,3 +79,29 @@ def test_the_layers_strip_sits_inside_the_well_beside_the_blocks_and_ends_with_t
     history = next(band for band in boxes["uses"] if band["layer"] == "history")
     assert history["over"] and history["stroke"] == "rgb(207, 42, 29)"  # outlined red: over its share
     expect(page.locator("#layers tr.over")).to_contain_text("conversation history")
+
+
+def test_the_retrieval_lesson_plays_with_its_bands_and_metrics(page, live_server):
+    page.goto(live_server + "/play/workshop-manuals?call=7")
+    well = page.locator("svg.well")
+    # the manual's three lines, and the retrieved pages in their layer's colour, as their band
+    for line in ("level-alert", "threshold", "level-target"):
+        expect(well.locator(f"rect.{line}")).to_be_visible()
+    expect(page.locator("#block-m6")).to_have_class(re.compile(r"\bretrieval\b"))
+    expect(well.locator(".layers rect.retrieval:not(.plan)")).to_have_class(re.compile(r"\bover\b"))
+    expect(page.locator("#layers tr.over")).to_contain_text("retrieved documents")
+    metrics = page.locator("#metrics-figures")
+    figure = lambda key: metrics.locator("div", has_text=key).locator("dd").first  # noqa: E731
+    expect(figure("compression_events")).to_have_text("0")
+    # the hammer: by-layer compresses the oldest retrieved pages first; the metrics follow
+    page.click("#step-next")
+    expect(page.locator("#stepper .where .big")).to_have_text("Call 8")
+    expect(figure("compression_events")).to_have_text("1")
+    expect(figure("tokens_used_total")).to_have_text("2,297")
+    expect(figure("context_utilization_pct")).to_have_text("76.6%")
+    expect(page.locator("#block-m6")).to_have_class(re.compile(r"\btruncated\b"))
+    # at the end the pinned safety rule is still sent, word for word
+    page.click("#step-last")
+    expect(page.locator("#stepper .where .big")).to_have_text("Call 10")
+    expect(page.locator("#facts .pins")).to_contain_text("in the request, unchanged")
+    expect(figure("compression_events")).to_have_text("2")

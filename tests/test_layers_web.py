@@ -184,3 +184,17 @@ def test_the_json_twin_has_the_budget_by_layer_as_the_table_shows_it(client):
     assert budget["history"] == {"layer": "history", "tokens": 3045, "budget_tokens": 1600, "over": True}
     # the layers and the free room fill the window exactly
     assert sum(row["tokens"] for row in budget.values()) + data["budget"]["free"] == 8000
+
+
+def test_the_retrieval_lesson_draws_its_layers_and_its_pinned_rule(client):
+    page = text(client.get("/play/workshop-manuals?call=8&block=m3"))
+    # retrieved pages are their layer, in words, and take the manual's name on a phone
+    assert '<a id="block-m6" class="retrieval truncated" href="?call=8&amp;block=m6"><title>retrieved documents, 54 tokens, truncated to a note (was 266 tokens), outside KEEP</title>' in page
+    assert '<tspan class="cut">✂ <tspan class="long">retrieved documents</tspan><tspan class="short">rag</tspan></tspan> <tspan class="amount">54 ← 266</tspan>' in page
+    # the scenario pins the safety rule: marked, named so, and unpinned with -m3
+    assert re.search(r'<a id="block-m3" class="user pinned selected"[^>]*><title>user, 45 tokens, kept as sent, outside KEEP, pinned</title>', page)
+    words, href = pin_link(page)
+    assert words == "Unpin" and href == "?call=8&pin=-m3&block=m3"
+    unpinned = text(client.get("/play/workshop-manuals" + href))
+    assert "Pinned messages" not in unpinned and 'class="user selected"' in unpinned
+    assert pin_link(unpinned) == ("⚑ Pin this message", "?call=8&block=m3")

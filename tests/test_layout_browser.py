@@ -20,6 +20,8 @@ PAGES = [
     "/play/long-haul?call=40",
     "/play/bike-shop?call=5&block=m3",
     "/play/bike-shop?call=5&block=m1&pin=m1&alert=0.7&target=0.75",
+    "/play/workshop-manuals?call=8&block=m3",
+    "/play/workshop-manuals?call=10&strategy=truncate-drop&pin=-m3",
     "/compare/bike-shop?call=5",
     "/compare/long-haul?call=64",
     "/transcripts/new",
