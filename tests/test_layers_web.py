@@ -198,3 +198,14 @@ def test_the_retrieval_lesson_draws_its_layers_and_its_pinned_rule(client):
     unpinned = text(client.get("/play/workshop-manuals" + href))
     assert "Pinned messages" not in unpinned and 'class="user selected"' in unpinned
     assert pin_link(unpinned) == ("⚑ Pin this message", "?call=8&block=m3")
+
+
+def test_in_a_zoomed_view_the_strip_stops_at_the_views_top(client):
+    # Call 2 of the retrieval lesson is a sliver of its window: the zoomed view carries the
+    # strip, and retrieval's budget (1,500 tokens) is far taller than the view (300).
+    page = text(client.get("/play/workshop-manuals?call=2"))
+    top = float(re.search(r'<rect class="zoom-level level-zoom" y="([\d.]+)" height="2.5"/>', page).group(1)) + 1.25
+    strip = re.search(r'<g class="layers on-zoom" aria-hidden="true">(.*?)</g>', page, re.S).group(1)
+    tops = [float(y) for y in re.findall(r' y="([\d.]+)"', strip)]
+    assert tops and min(tops) >= top - 0.1
+    assert 'class="room' not in strip  # the room under the rim is outside a zoomed view

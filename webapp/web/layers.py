@@ -55,16 +55,24 @@ def bands(result: Replay, number: int, well: Well) -> list[Band]:
     one when there is one). The request's layers stack from the bottom in the manual's order,
     as tall as the stack; the room kept free hangs from the rim, the reply's first, then the
     margin, which a growing request eats first. A zoomed view stops below the rim, so it
-    leaves the room out."""
+    leaves the room out; what passes the view's top (a budget taller than the zoomed range,
+    a runaway stack) is cut there, as the blocks are."""
     zoom = well.zoom
     top = zoom.top_y if zoom else well.rim_y
+    ceiling = zoom.top_y if zoom else well.top - 2
     scale = (well.bottom_y - top) / (zoom.tokens if zoom else result.settings.real_window)
+
+    def span(tokens_below: float, tokens: float) -> tuple[float, float]:
+        """(y, height) of a band from `tokens_below` up `tokens`, cut at the ceiling."""
+        bottom = well.bottom_y - tokens_below * scale
+        y = max(bottom - tokens * scale, ceiling)
+        return y, max(bottom - y, 0.0)
+
     out = []
     used = planned = hanging = 0.0
     for use in layer_budget(result, number)[0]:
         if use.layer not in ROOM_LAYERS:
-            y, plan_y = well.bottom_y - (used + use.tokens) * scale, well.bottom_y - (planned + use.budget_tokens) * scale
-            out.append(Band(use.layer, use.over, y, use.tokens * scale, plan_y, use.budget_tokens * scale))
+            out.append(Band(use.layer, use.over, *span(used, use.tokens), *span(planned, use.budget_tokens)))
             used += use.tokens
             planned += use.budget_tokens
         elif not zoom:  # drawn whole (its budget), outlined when the request eats into it
