@@ -209,3 +209,24 @@ def test_in_a_zoomed_view_the_strip_stops_at_the_views_top(client):
     tops = [float(y) for y in re.findall(r' y="([\d.]+)"', strip)]
     assert tops and min(tops) >= top - 0.1
     assert 'class="room' not in strip  # the room under the rim is outside a zoomed view
+
+
+def test_a_pasted_transcripts_message_is_pinned_from_the_page_and_kept_by_every_strategy(client):
+    import json
+
+    chat = [{"role": "system", "content": "You help with a bike."}]
+    for turn in range(8):
+        rule = turn == 1  # the second request states the safety rule: message 3
+        chat.append({"role": "user", "content": "Never ride it: the fork is recalled (R-2291)." if rule else f"Question {turn}: " + "tell me more. " * 60})
+        chat.append({"role": "assistant", "content": f"Answer {turn}: " + "here is more. " * 60})
+    link = client.post("/transcripts", data={"transcript": json.dumps(chat)}).headers["Location"].split("?")[0]
+    last = client.get(link + ".json?window=2000").get_json()["calls"]
+    assert "m3" in client.get(f"{link}.json?window=2000&call={last}").get_json()["current"]["gone"]  # unpinned, it goes
+    words, href = pin_link(text(client.get(f"{link}?window=2000&call={last}&block=m3")))
+    assert words.endswith("Pin this message") and "pin=m3" in href
+    pinned = text(client.get(f"{link}{href}"))
+    facts = re.search(r'<div id="facts">(.*?)</div>', pinned, re.S).group(1)
+    assert "message 3 of the chat" in facts and "in the request, unchanged" in facts
+    for strategy in ("truncate-drop", "drop", "summarize", "by-layer"):
+        data = client.get(f"{link}.json?window=2000&call={last}&pin=m3&strategy={strategy}").get_json()
+        assert data["current"]["pinned"] == [{"id": "m3", "present": True, "unchanged": True}], strategy
