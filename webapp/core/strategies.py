@@ -482,7 +482,7 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
             break
         level(work, context)
     pinned_kept = ()
-    if not context.fits(work.units):
+    if context.pinned and not context.fits(work.units):
         boundary = context.keep_start(work.history)
         pinned_kept = tuple(block.id for block in work.history[:boundary] if block.id in context.pinned)
     compaction = Compaction(
