@@ -105,3 +105,15 @@ def test_pinned_the_rule_survives_every_strategy(lesson):
     unpinned = compare(lesson, parse_settings({"pin": f"-{RULE}"}, lesson.settings))
     assert {column.key for column in unpinned.columns if column.facts_lost} == {"drop", "truncate-drop", "naive-drop"}
     assert unpinned.column("by-layer").sound
+
+
+def test_a_smaller_window_reaches_the_manuals_last_resort(lesson):
+    result = run(lesson, window=1400)
+    call = result.calls[3]
+    compaction = call.compaction
+    assert (compaction.tokens_before, compaction.tokens_after) == (1434, 1382)
+    assert compaction.dropped == ("m2", "m4") and compaction.pinned_kept == (RULE,)
+    assert compaction.notice == "n1" and compaction.notice_added
+    assert [block.id for block in call.blocks][:3] == ["m1", "n1", RULE]
+    assert {"notice", "pinned_kept"} <= {event.kind for event in call.events}
+    assert "set the window to 1,400" in narration_at(run(lesson), 4).text()
