@@ -311,3 +311,18 @@ def test_pinning_an_id_the_chat_does_not_have_is_said(layered):
     result = replay(layered, parse_settings({"pin": "m4,m40,-m41"}, layered.settings))
     assert result.warnings == ["Pinned ids that name no message of this chat: 2 (it has 10 messages, numbered from m1, the first request)."]
     assert replay(layered, parse_settings({"pin": "m4"}, layered.settings)).warnings == []
+
+
+def test_the_command_line_json_has_layers_pins_and_metrics(capsys):
+    from webapp.cli import main
+
+    assert main(["replay", "workshop-manuals", "--json", "--strategy", "truncate-drop", "--pin=-m3"]) == 0
+    calls = json.loads(capsys.readouterr().out)["calls"]
+    last = calls[-1]
+    assert last["metrics"]["tokens_used_total"] == last["tokens"] == sum(last["layers"].values())
+    assert last["metrics"]["compression_events"] == 2 and last["pinned"] == []
+    assert [block["id"] for block in last["blocks"] if block["layer"] == "retrieval"][:2] == ["m10", "m11"]
+    assert main(["replay", "workshop-manuals", "--json"]) == 0
+    last = json.loads(capsys.readouterr().out)["calls"][-1]
+    assert last["pinned"] == [{"id": "m3", "present": True, "unchanged": True}]
+    assert [block["id"] for block in last["blocks"] if block["pinned"]] == ["m3"]

@@ -6,6 +6,8 @@ from dataclasses import asdict
 from typing import Any
 
 from .layers import request_layers
+from .metrics import call_metrics, replay_hits
+from .pricing import Pricing
 from .replay import Call, Replay
 from .scenarios import Scenario
 from .tokens import estimated, get_counter
@@ -93,6 +95,10 @@ def applied_edits(call: Call) -> list[dict[str, Any]]:
 
 
 def replay_json(result: Replay) -> dict[str, Any]:
+    """The whole replay, each call with the manual's metrics at the default prices (the
+    command line's `replay --json`)."""
+    pricing = Pricing()
+    hits = replay_hits(result, pricing)
     return {
         "scenario": result.scenario.id,
         "title": result.scenario.text("title"),
@@ -101,5 +107,7 @@ def replay_json(result: Replay) -> dict[str, Any]:
         "floor_tokens": round(result.floor_tokens, 2),
         "tools": result.scenario.tools,
         "warnings": result.warnings,
-        "calls": [call_json(result, call) for call in result.calls],
+        "calls": [
+            {**call_json(result, call), "metrics": call_metrics(result, call.number, pricing, hits)} for call in result.calls
+        ],
     }

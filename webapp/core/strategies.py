@@ -128,7 +128,12 @@ class Context:
         kept = {index for index in range(start, end) if self.kept(history[index])}
         for index in list(kept):
             block = history[index]
-            caller = index if block.tool_call_ids else _caller(history, index, block.message.get("tool_call_id")) if block.role == "tool" else None
+            if block.tool_call_ids:
+                caller = index
+            elif block.role == "tool":
+                caller = _caller(history, index, block.message.get("tool_call_id"))
+            else:
+                continue
             if caller is None or caller < start:
                 continue
             kept.add(caller)
