@@ -230,3 +230,12 @@ def test_a_pasted_transcripts_message_is_pinned_from_the_page_and_kept_by_every_
     for strategy in ("truncate-drop", "drop", "summarize", "by-layer"):
         data = client.get(f"{link}.json?window=2000&call={last}&pin=m3&strategy={strategy}").get_json()
         assert data["current"]["pinned"] == [{"id": "m3", "present": True, "unchanged": True}], strategy
+
+
+def test_the_room_kept_free_says_when_the_request_eats_into_it(client):
+    # Call 9 of the retrieval lesson sends 2,628 of 3,000 tokens: the reply's 150 stay free,
+    # the margin's 300 are down to 222.
+    table = re.search(r'<table class="layers-table">(.*?)</table>', text(client.get("/play/workshop-manuals?call=9")), re.S).group(1)
+    rows = dict(re.findall(r'<code>(reply|margin)</code></th><td class="num">(.*?)</td>', table))
+    assert rows == {"reply": "kept free", "margin": "222 left"}
+    assert re.search(r'<code>margin</code></th><td class="num">222 left</td><td class="num">300 <span class="sub">\(10%\)</span> <strong class="over-mark">the request eats into it</strong>', table)
