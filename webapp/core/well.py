@@ -92,6 +92,9 @@ class Shape:
     was: float | None = None  # tokens before truncation or clearing
     orphan: bool = False  # a tool result whose call is no longer sent: the API rejects the request
     label: str = ""
+    href: str = ""  # the link that selects it, written by the web layer
+    classes: str = ""  # its classes in the drawing (look, and orphan, pinned, selected)
+    written: str = ""  # its tokens as written on it, when it is tall enough ("" otherwise)
     short: str = ""  # the label without its kind (the colour says it), for a phone
     words: tuple[str, str, str] | None = None  # the label as (long only, short, long only); None: short is no part of it
     name: str = ""  # accessible name: what, tokens, state
@@ -116,6 +119,21 @@ class Shape:
     def shown_y(self) -> float:
         """Its top where it is selected: in the zoomed view when there is one."""
         return self.y if self.zoom_y is None else self.zoom_y
+
+    @property
+    def top(self) -> float:
+        """Its top as drawn where it is selected, to a tenth of a pixel."""
+        return round(self.shown_y, 1)
+
+    @property
+    def tall(self) -> float:
+        """Its height as drawn where it is selected: at least a pixel, so it can be hit."""
+        return round(max(self.shown_height, 1), 1)
+
+    @property
+    def written_y(self) -> float:
+        """Where its tokens are written on it: the baseline, a little under its middle."""
+        return round(self.anchor + 5, 1)
 
     @property
     def look(self) -> str:

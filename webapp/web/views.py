@@ -123,7 +123,7 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         selected = block_detail(result, view.call, view.block)
         selected["pin"] = pin_control(view, result, view.block)
     pinned = pinned_set(result)
-    well = draw(result, view.call, view.block, projector=view.projector, pinned=pinned)
+    well = draw(result, view.call, view.block, projector=view.projector, pinned=pinned, link=view.link_to("block"))
     shows_layers = layered(result)
     measured = metrics(view, result)
     return {

@@ -15,8 +15,17 @@ from ..core.well import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind, layout
 from .languages import percent, whole_numbers
 
 
-def draw(replay: Replay, number: int, selected: str | None = None, projector: bool = False, pinned: frozenset[str] = frozenset()) -> Well:
-    """The well of call `number` with its labels written; `pinned` blocks say so in their name."""
+def draw(
+    replay: Replay,
+    number: int,
+    selected: str | None = None,
+    projector: bool = False,
+    pinned: frozenset[str] = frozenset(),
+    link: Callable[[str], str] = lambda block: f"?block={block}",
+) -> Well:
+    """The well of call `number` with its labels written; `pinned` blocks say so in their name;
+    `link` writes the URL that selects a block. What each block's markup says is written here
+    once, so the template's loop over the blocks only places it (a step redraws every block)."""
     well = layout(replay, number, selected, PROJECTOR if projector else NORMAL)
     names = tool_names(replay)
     # The catalog and number format looked up once: a well has up to hundreds of words to say.
@@ -29,6 +38,9 @@ def draw(replay: Replay, number: int, selected: str | None = None, projector: bo
         shape.name = accessible_name(shape, _, tokens)
         if shape.id in pinned:
             shape.name += ", " + _("pinned")
+        shape.href = link(shape.id)
+        shape.classes = " ".join(filter(None, [shape.look, shape.orphan and "orphan", shape.id in pinned and "pinned", shape.selected and "selected"]))
+        shape.written = f"{shape.sign}{tokens(shape.tokens)}" if well.inside(shape) else ""
     for trace in well.traces:
         trace.label = _("%(count)d dropped (%(tokens)s tokens)") % {"count": len(trace.ids), "tokens": tokens(trace.tokens)}
     settings = replay.settings
