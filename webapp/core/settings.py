@@ -101,18 +101,12 @@ class Settings(BaseModel):
     @field_validator("exclude_tools")
     @classmethod
     def tool_names(cls, value: str) -> str:
-        names = [name.strip() for name in value.split(",") if name.strip()]
-        if not all(TOOL_NAME.match(name) for name in names):
-            raise ValueError("not a list of tool names")
-        return ",".join(names)
+        return _comma_list(value, TOOL_NAME, "not a list of tool names")
 
     @field_validator("pin")
     @classmethod
     def pin_ids(cls, value: str) -> str:
-        ids = [item.strip() for item in value.split(",") if item.strip()]
-        if not all(PIN.match(item) for item in ids):
-            raise ValueError("not a list of message ids")
-        return ",".join(dict.fromkeys(ids))
+        return _comma_list(value, PIN, "not a list of message ids")
 
     @field_validator("alert", "target")
     @classmethod
@@ -156,6 +150,14 @@ class Settings(BaseModel):
     def real_window(self) -> int:
         """What the provider accepts: a request above it is rejected."""
         return self.model_window or self.window
+
+
+def _comma_list(value: str, item: re.Pattern, problem: str) -> str:
+    """A comma-separated list, each item matching `item`, tidied: no blanks, no repeats."""
+    items = [part.strip() for part in value.split(",") if part.strip()]
+    if not all(item.match(part) for part in items):
+        raise ValueError(problem)
+    return ",".join(dict.fromkeys(items))
 
 
 class SettingsError(ValueError):
