@@ -326,3 +326,13 @@ def test_the_command_line_json_has_layers_pins_and_metrics(capsys):
     last = json.loads(capsys.readouterr().out)["calls"][-1]
     assert last["pinned"] == [{"id": "m3", "present": True, "unchanged": True}]
     assert [block["id"] for block in last["blocks"] if block["pinned"]] == ["m3"]
+
+
+def test_the_command_line_table_shows_tokens_by_layer_against_the_budget(capsys):
+    from webapp.cli import main
+
+    assert main(["replay", "workshop-manuals", "--layers"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[-5:] == ["system", "tools", "ltm", "rag", "history"]
+    assert lines[8].split()[-5:] == ["47", "48", "35", "1,719*", "515"], "retrieval over its share from call 7"
+    assert lines[-1].split() == ["budget", "60", "60", "90", "1,500", "840"]

@@ -10,6 +10,7 @@ import signal
 import sys
 
 from .core.compare import Comparison, check_call, compare, comparison_json, english, summary_row, verdict_notices
+from .core.layers import MANUAL_KEYS, REQUEST_LAYERS, layer_use, request_layers
 from .core.library import open_scenario, scenario_library
 from .core.pricing import parse_pricing
 from .core.replay import Replay, replay
@@ -56,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     for switch, help_text in SWITCHES.items():
         play.add_argument(f"--{switch.replace('_', '-')}", action="store_true", default=None, help=help_text)
     play.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    play.add_argument(
+        "--layers", action="store_true", help="add each call's tokens by layer (the manual's budget; * over its share)"
+    )
     side = commands.add_parser("compare", help="replay every strategy on one scenario and compare them")
     side.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or a .json / .traj transcript (any format docs/transcripts.md lists)")
     for flag in SETTING_FLAGS:
@@ -116,7 +120,7 @@ def _run(argv: list[str] | None) -> int:
         json.dump(replay_json(result), sys.stdout, ensure_ascii=False, indent=1)
         print()
     else:
-        print(table(result))
+        print(table(result, layers=args.layers))
     return 0
 
 
@@ -144,7 +148,7 @@ def _list() -> int:
     return 0
 
 
-def table(result: Replay) -> str:
+def table(result: Replay, layers: bool = False) -> str:
     s = result.settings
     lines = [
         f"{result.scenario.text('title')} · strategy {s.strategy} · window {s.window:,}"
@@ -153,15 +157,25 @@ def table(result: Replay) -> str:
         f"line {s.threshold:.0%} ({s.limit:,.0f}){line_words(s)} · {keep_words(s)} · counter {s.counter}"
         + (f" · {clearing_words(s)}" if s.strategy == "clear-tool-results" else "")
         + pinned_words(result.scenario, s),
-        f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<58} {'sent so far':>11}",
+        f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<58} {'sent so far':>11}"
+        + ("".join(f" {MANUAL_KEYS[layer]:>8}" for layer in REQUEST_LAYERS) if layers else ""),
     ]
     for call in result.calls:
         lines.append(
             f"{call.number:>4} {call.request_number:>3} {call.tokens:>7,} {call.tokens / s.real_window:>6.0%}  "
-            f"{describe_compaction(call)[:58]:<58} {call.sent_total:>11,}"
+            f"{describe_compaction(call)[:58]:<58} {call.sent_total:>11,}" + (layer_columns(result, call) if layers else "")
         )
+    if layers:
+        budget = result.scenario.budget.tokens(s.real_window)
+        lines.append(f"{'budget':>95}" + "".join(f" {budget[layer]:>8,}" for layer in REQUEST_LAYERS))
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(read_as_lines(result.scenario, s.counter) + lines)
+
+
+def layer_columns(result: Replay, call) -> str:
+    """A call's tokens by layer, each marked * when it passes its share of the budget."""
+    uses, _ = layer_use(result.settings, result.scenario.budget, request_layers(result, call))
+    return "".join(f" {f'{use.tokens:,}' + ('*' if use.over else ''):>8}" for use in uses if use.layer in REQUEST_LAYERS)
 
 
 def read_as_lines(scenario, counter: str) -> list[str]:
