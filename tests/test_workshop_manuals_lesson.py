@@ -117,3 +117,14 @@ def test_a_smaller_window_reaches_the_manuals_last_resort(lesson):
     assert [block.id for block in call.blocks][:3] == ["m1", "n1", RULE]
     assert {"notice", "pinned_kept"} <= {event.kind for event in call.events}
     assert "set the window to 1,400" in narration_at(run(lesson), 4).text()
+
+
+def test_by_layer_is_safe_but_not_the_cheapest_here(lesson):
+    """Its notes rewrite old pages near the start of each request: the prompt cache serves
+    less of it than of clear-tool-results, which only rewrites a late tool result."""
+    comparison = compare(lesson)
+    by_layer, clearing = comparison.column("by-layer"), comparison.column("clear-tool-results")
+    assert comparison.verdict.winner == "clear-tool-results"
+    assert (by_layer.cached_total, clearing.cached_total) == (6_912, 11_008)
+    assert by_layer.sent_total < clearing.sent_total and by_layer.bill.cost > clearing.bill.cost
+    assert "not the cheapest strategy here" in narration_at(run(lesson), 10).text()
