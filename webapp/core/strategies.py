@@ -78,6 +78,10 @@ class Context:
     fetch_once_tools: frozenset[str] = frozenset()
     digests: dict[int, str] = field(default_factory=dict)
     pinned: frozenset[str] = frozenset()
+    # The pinned messages this compaction would have cut, had they not been pinned: when it
+    # stops above its aim, they are what stopped it (a pinned message no level of the strategy
+    # would touch, such as a user message for truncate, is not in its way).
+    passed_over: set[str] = field(default_factory=set)
     summaries_made: int = 0
     # Where the last truncation scan stopped: history[:n] then held no tool result left to
     # truncate, and a later scan starts there while the block at n - 1 is still in place
@@ -101,12 +105,11 @@ class Context:
 
     def kept(self, block: Block) -> bool:
         """Never compacted: a pinned message, the overflow notice, and for by-layer long-term
-        memory (the manual's levels never compress it)."""
-        return (
-            block.id in self.pinned
-            or block.state == "notice"
-            or (block.layer == "memory" and self.settings.strategy == "by-layer")
-        )
+        memory (the manual's levels never compress it). Asked only of a block a level would cut."""
+        if block.id in self.pinned:
+            self.passed_over.add(block.id)
+            return True
+        return block.state == "notice" or (block.layer == "memory" and self.settings.strategy == "by-layer")
 
     def block(self, template: Block, message: Message, **changes) -> Block:
         return Block(
@@ -482,14 +485,14 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
     if not context.above_line(units) or not LEVELS[strategy]:
         return history, units, None
     work = Work(list(history), units)
+    context.passed_over.clear()
     for level in LEVELS[strategy]:
         if context.fits(work.units):
             break
         level(work, context)
     pinned_kept = ()
-    if context.pinned and not context.fits(work.units):
-        boundary = context.keep_start(work.history)
-        pinned_kept = tuple(block.id for block in work.history[:boundary] if block.id in context.pinned)
+    if context.passed_over and not context.fits(work.units):
+        pinned_kept = tuple(block.id for block in work.history if block.id in context.passed_over)
     compaction = Compaction(
         strategy=strategy,
         tokens_before=context.tokens(units),
