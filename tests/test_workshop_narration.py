@@ -1,0 +1,49 @@
+"""The workshop lesson's narration against the figures the page shows for the same call: a
+sentence whose figure the page contradicts teaches the wrong thing."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.core.library import open_scenario
+from webapp.core.replay import replay
+from webapp.core.settings import parse_settings
+
+
+@pytest.fixture(scope="module")
+def lesson():
+    return open_scenario("workshop-manuals")
+
+
+@pytest.fixture
+def story(client):
+    """The story the play page's JSON twin tells at a call, with these settings in its URL."""
+
+    def told(number, **changes):
+        query = "".join(f"&{name}={value}" for name, value in changes.items())
+        answer = client.get(f"/play/workshop-manuals.json?call={number}{query}")
+        assert answer.status_code == 200
+        return answer.get_json()["story"]["text"]
+
+    return told
+
+
+def test_call_3_counts_the_words_of_its_question(lesson, story):
+    question = next(item for item in lesson.script if item.id == "m5").message["content"]
+    assert len(question.split()) == 11
+    assert "a question of eleven words" in story(3)
+
+
+def test_call_4_at_the_window_it_suggests_tells_what_happened_there(story):
+    """The narration invites the learner to set the window to 1,400; there the request is
+    compacted to 1,382 tokens, and the story must say so, not the 1,434 of the lesson's window."""
+    assert "1,434" in story(4)
+    there = story(4, window=1400)
+    assert "1,434" not in there.split("crossed")[-1] and "1,382" in there
+
+
+def test_call_9_warns_for_every_strategy_above_the_alert_line(lesson, story):
+    for strategy in ("truncate", "truncate-drop", "summarize", "naive-drop", "clear-tool-results", "by-layer"):
+        result = replay(lesson, parse_settings({"strategy": strategy}, lesson.settings))
+        assert "warning" in {event.kind for event in result.calls[8].events}, strategy
+        assert "alert line (2,400)" in story(9, strategy=strategy), strategy
