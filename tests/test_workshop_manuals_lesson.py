@@ -76,7 +76,7 @@ def test_the_manuals_levels_compress_old_pages_and_keep_the_conversation(lesson)
     metrics = call_metrics(result, 10)
     assert metrics["tokens_by_layer"] == {"system": 47, "tools": 48, "ltm": 35, "rag": 1569, "history": 815}
     assert (metrics["context_utilization_pct"], metrics["compression_events"]) == (83.8, 2)
-    assert "84% of the window, 2 compressions" in narration_at(result, 10).text()
+    assert "83.8% of the window, 2 compressions" in narration_at(result, 10).text()
 
 
 def test_plain_truncate_drop_drops_the_unpinned_rule_at_call_10(lesson):

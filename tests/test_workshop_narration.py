@@ -47,3 +47,10 @@ def test_call_9_warns_for_every_strategy_above_the_alert_line(lesson, story):
         result = replay(lesson, parse_settings({"strategy": strategy}, lesson.settings))
         assert "warning" in {event.kind for event in result.calls[8].events}, strategy
         assert "alert line (2,400)" in story(9, strategy=strategy), strategy
+
+
+def test_call_10_quotes_the_metrics_panel_as_it_reads(client):
+    """The narration points at the metrics: its share of the window is the panel's figure."""
+    page = client.get("/play/workshop-manuals.json?call=10").get_json()
+    assert page["metrics"]["context_utilization_pct"] == 83.8
+    assert "83.8% of the window" in page["story"]["text"]
