@@ -54,3 +54,10 @@ def test_call_10_quotes_the_metrics_panel_as_it_reads(client):
     page = client.get("/play/workshop-manuals.json?call=10").get_json()
     assert page["metrics"]["context_utilization_pct"] == 83.8
     assert "83.8% of the window" in page["story"]["text"]
+
+
+def test_the_story_names_a_pinned_message_in_the_learners_words(story):
+    """At the window call 4 suggests, the pinned rule is what stops compaction: the story says
+    which message in the words the facts panel uses, not its internal id."""
+    there = story(4, window=1400)
+    assert "(message 3 of the chat)" in there and "(m3)" not in there

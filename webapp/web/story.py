@@ -150,7 +150,7 @@ def explanation(story: CallStory, lang: str) -> str:
             ngettext(
                 "Only a pinned message was left to cut (%(ids)s): it stays, and the request stays above the aim.",
                 "Only pinned messages were left to cut (%(ids)s): they stay, and the request stays above the aim.",
-                len(story.pinned_kept), ids=listed(list(story.pinned_kept)),
+                len(story.pinned_kept), ids=listed([message_name(block_id) for block_id in story.pinned_kept]),
             )
         )
     if story.notice:
