@@ -124,4 +124,5 @@ def test_a_replays_weight_counts_what_the_pages_derive_from_it(tmp_path):
     # What the derived values hold, made again (a copy of each, by the function that made it).
     retained = retained_bytes(lambda: [function(result) for function in derived])
     grown = cache.cache.info().bytes - made
-    assert retained / 2 <= grown <= retained * 2, (grown, retained)
+    # An estimate (shared texts count again), within a factor of three; the old one counted 0.
+    assert retained / 3 <= grown <= retained * 3, (grown, retained)

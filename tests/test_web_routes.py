@@ -471,6 +471,9 @@ def test_links_written_by_the_shortcut_equal_the_general_writers(app, query):
             assert to_block(block) == view.url(relative=True, block=block)
         for number in (1, 2, 6):
             assert to_call(number) == view.url(relative=True, call=number, play=False)
+        to_speed = view.link_to("speed")
+        for speed in ("0.5", "1", "2"):
+            assert to_speed(speed) == view.url(relative=True, speed=speed)
 
 
 def test_the_well_is_sent_without_indentation_but_its_words_keep_their_spaces(client):

@@ -56,9 +56,14 @@ def _declared(template: str, source: str) -> tuple[Panel, ...]:
 
 
 def panels(template: str) -> tuple[Panel, ...]:
-    """The panels a template declares, in the template's order."""
-    source, _, _ = current_app.jinja_env.loader.get_source(current_app.jinja_env, template)
-    return _declared(template, source)
+    """The panels a template declares, in the template's order: read once per compiled
+    template (a template reloaded in debug mode is a new one), not from its file each request."""
+    compiled = current_app.jinja_env.get_template(template)
+    found = getattr(compiled, "panels", None)
+    if found is None:
+        source, _, _ = current_app.jinja_env.loader.get_source(current_app.jinja_env, template)
+        found = compiled.panels = _declared(template, source)
+    return found
 
 
 def render_panels(template_name: str, blocks: list[str], **context) -> str:

@@ -154,11 +154,11 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         "keep_legend": keep_legend(view.settings),
         "warnings": [_(message) % {name: format_number(value) for name, value in values.items()} for message, values in result.notices],
         "read_as": origin_json(view.scenario, view.settings.counter, _),
-        "requests": request_starts(result),
+        "jumps": request_jumps(view, result),
         "selected": selected,
         "strategies": {name: _(description) for name, description in STRATEGIES.items()},
         "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},
-        "speeds": list(SPEEDS),
+        "speeds": speed_links(view),
     }
 
 
@@ -335,6 +335,20 @@ def chat(result: Replay, number: int, shown: int = 0) -> Chat:
     then = at(shown)
     changed = [bubble for bubble, was in zip(now, then) if bubble["current"] != was["current"]]
     return Chat(now[len(then) :], changed)
+
+
+def request_jumps(view: PageState, result: Replay) -> list[tuple[int, str, str]]:
+    """(request number, the link to its first call, its name for a screen reader) for the
+    stepper's jump chips: their words translated once, not once per chip."""
+    to_call = view.link_to("call", play=False)
+    name = _("Request %(number)s (call %(call)s)")
+    return [(number, to_call(first), name % {"number": number, "call": first}) for number, first in request_starts(result)]
+
+
+def speed_links(view: PageState) -> list[tuple[str, str, str]]:
+    """(speed, its link, the speed written in the page's language) for the autoplay chips."""
+    to_speed = view.link_to("speed")
+    return [(speed, to_speed(speed), format_number(float(speed))) for speed in SPEEDS]
 
 
 @per_replay
