@@ -111,7 +111,7 @@ class Event:
     the reply does not: the provider rejects it or cuts the reply short), warning (the
     request passes the alert line, not the red line), notice (by-layer's levels were not
     enough: the overflow notice is in the request), pinned_kept (compaction stopped above its
-    aim: only pinned messages were left to cut)."""
+    aim: what it would have cut next is pinned)."""
 
     kind: str
     call: int
