@@ -61,3 +61,18 @@ def test_the_story_names_a_pinned_message_in_the_learners_words(story):
     which message in the words the facts panel uses, not its internal id."""
     there = story(4, window=1400)
     assert "(message 3 of the chat)" in there and "(m3)" not in there
+
+
+def test_at_another_window_the_later_calls_tell_their_own_figures(story):
+    """Having set the window to 1,400 as call 4 suggests, the learner steps on: call 8's
+    sentence of the lesson's window ("2,711 tokens: over the red line (2,700)") would contradict
+    the page, whose line is at 1,260; the generated story reads the page's figures."""
+    assert "over the red line (2,700)" in story(8)
+    there = story(8, window=1400)
+    assert "2,700" not in there and "(1,260)" in there
+
+
+def test_a_narration_that_reads_the_replay_still_answers_a_change_of_settings(story):
+    """`when = { strategy = "truncate-drop", facts = "lost" }` says what happened, so it holds
+    whatever settings bring it about (here, unpinning the rule)."""
+    assert "R-2291 is no longer in the request" in story(10, strategy="truncate-drop", pin="-m3")

@@ -216,6 +216,14 @@ class Condition:
     def always(self) -> bool:
         return self == Condition()
 
+    @property
+    def reads_replay(self) -> bool:
+        """Whether it says what happened at the call (written for any settings that bring that
+        about), not only which strategy, counter or option is chosen."""
+        return any(
+            flag is not None for flag in (self.compacted, self.overflow, self.invalid_request, self.no_room_for_reply, self.facts)
+        )
+
 
 @dataclass(frozen=True)
 class Narration:

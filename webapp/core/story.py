@@ -29,9 +29,17 @@ def facts_state(result: Replay, number: int) -> FactsState | None:
     return "kept" if seen <= current else "lost"
 
 
+# The settings that size the requests. A narration whose conditions read nothing of the replay
+# states the figures of the scenario's own settings: with another window, line or KEEP the page
+# shows other figures, and the generated story, which reads them, tells the call instead.
+SIZING = ("window", "model_window", "threshold", "keep", "keep_unit", "alert", "target")
+
+
 def holds(condition: Condition, result: Replay, number: int) -> bool:
     call = result.calls[number - 1]
     settings = result.settings
+    if not condition.reads_replay and any(getattr(settings, name) != getattr(result.scenario.settings, name) for name in SIZING):
+        return False
     checks = (
         (condition.strategies, lambda names: settings.strategy in names),
         (condition.counters, lambda names: settings.counter in names),
