@@ -76,3 +76,8 @@ def test_a_narration_that_reads_the_replay_still_answers_a_change_of_settings(st
     """`when = { strategy = "truncate-drop", facts = "lost" }` says what happened, so it holds
     whatever settings bring it about (here, unpinning the rule)."""
     assert "R-2291 is no longer in the request" in story(10, strategy="truncate-drop", pin="-m3")
+
+
+def test_with_the_rule_unpinned_call_2_does_not_say_it_is_pinned(story):
+    assert "The message is pinned" in story(2)
+    assert "The message is pinned" not in story(2, pin="-m3")

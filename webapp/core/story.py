@@ -30,15 +30,21 @@ def facts_state(result: Replay, number: int) -> FactsState | None:
 
 
 # The settings that size the requests. A narration whose conditions read nothing of the replay
-# states the figures of the scenario's own settings: with another window, line or KEEP the page
-# shows other figures, and the generated story, which reads them, tells the call instead.
+# states the figures of the scenario's own settings: with another window, line or KEEP (or other
+# pins) the page shows other figures, and the generated story, which reads them, tells the call.
 SIZING = ("window", "model_window", "threshold", "keep", "keep_unit", "alert", "target")
+
+
+def as_written(result: Replay) -> bool:
+    """Whether the replay runs at the sizes and pins its scenario was written for."""
+    settings, own, pinned = result.settings, result.scenario.settings, result.scenario.pinned
+    return all(getattr(settings, name) == getattr(own, name) for name in SIZING) and settings.pinned(pinned) == own.pinned(pinned)
 
 
 def holds(condition: Condition, result: Replay, number: int) -> bool:
     call = result.calls[number - 1]
     settings = result.settings
-    if not condition.reads_replay and any(getattr(settings, name) != getattr(result.scenario.settings, name) for name in SIZING):
+    if not condition.reads_replay and not as_written(result):
         return False
     checks = (
         (condition.strategies, lambda names: settings.strategy in names),
