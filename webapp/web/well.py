@@ -9,6 +9,7 @@ from typing import Callable
 from flask_babel import get_translations
 
 from ..core.history import Block
+from ..core.i18n import N_
 from ..core.layers import LAYER_WORDS, MANUAL_KEYS
 from ..core.replay import Replay
 from ..core.well import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind, layout, tool_names
@@ -129,6 +130,10 @@ def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
     return block_label(block, names, _)
 
 
+# A block's state as its name says it, translated when used (one string, not all, per block).
+STATE_WORDS = {"original": N_("kept as sent"), "summary": N_("a summary"), "notice": N_("added by the loop")}
+
+
 def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
     """What a screen reader says of a block: what it is, its tokens, its state, KEEP."""
     if shape.kind == "floor":
@@ -139,7 +144,7 @@ def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[flo
     elif shape.state == "cleared":
         state = _("cleared to a placeholder (was %(was)s tokens)") % {"was": tokens(shape.was or 0)}
     else:
-        state = {"original": _("kept as sent"), "summary": _("a summary"), "notice": _("added by the loop")}.get(shape.state, shape.state)
+        state = _(STATE_WORDS[shape.state]) if shape.state in STATE_WORDS else shape.state
     if shape.orphan:
         state += ", " + _("its call is gone: the API rejects the request")
     return _("%(label)s, %(tokens)s tokens, %(state)s, %(where)s") % {
