@@ -216,3 +216,14 @@ def test_marks_are_labelled_apart_within_bounds(levels, gap):
     placed = sorted(mark.label_y for mark in marks if mark.label_y is not None)
     assert all(20 - 1e-9 <= y <= 520 + 1e-9 for y in placed)
     assert all(b - a >= gap - 1e-9 for a, b in zip(placed, placed[1:]))
+
+
+def test_pages_cut_together_get_one_band_around_them():
+    """by-layer compresses a call's retrieved pages as one unit: the thin cut blocks sit side by
+    side and their bands merge, where two outlines overlapped into a double box before."""
+    result = run(open_scenario("workshop-manuals"))
+    well = layout(result, 8)
+    thin = sorted((shape for shape in well.shapes if shape.cut and shape.shown_height < 8), key=lambda shape: shape.shown_y)
+    assert len(thin) == 2 and thin[0].shown_y + thin[0].shown_height == pytest.approx(thin[1].shown_y, abs=0.2)
+    [(top, height)] = well.cut_bands
+    assert top <= thin[0].shown_y and top + height >= thin[1].shown_y + thin[1].shown_height

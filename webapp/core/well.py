@@ -56,6 +56,9 @@ NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10)
 LEADER = 22  # the leader lines' horizontal run: app.css's --gap (30px) less the labels' margin
 AXIS_LEADER = 18  # from the axis labels to the lines: app.css's --well-x less --axis, less 10px
 INSIDE_MIN = 22  # a block this tall shows its tokens inside
+# A cut block thinner than this gets a band around it, this far beyond its edges, to show where the scissors went.
+CUT_BAND_BELOW = 8
+CUT_BAND_PAD = 3
 KINDS = ("floor", "user", "assistant", "tool", "summary", "system", "notice", "memory", "retrieval")
 
 
@@ -268,6 +271,24 @@ class Well:
             else:
                 out.append(Run(settle, shape.arriving, [shape]))
         return out
+
+    @property
+    def cut_bands(self) -> list[tuple[float, float]]:
+        """(top, height) of the bands drawn around cut blocks too thin to see. Bands that
+        touch merge into one, so pages compressed together read as one cut, not a pile of
+        outlines."""
+        spans = sorted(
+            (shape.shown_y - CUT_BAND_PAD, shape.shown_y + shape.shown_height + CUT_BAND_PAD)
+            for shape in self.shapes
+            if shape.cut and shape.shown_height < CUT_BAND_BELOW
+        )
+        merged: list[list[float]] = []
+        for top, bottom in spans:
+            if merged and top <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], bottom)
+            else:
+                merged.append([top, bottom])
+        return [(round(top, 1), round(bottom - top, 1)) for top, bottom in merged]
 
     def inside(self, shape: Shape) -> bool:
         """Whether a block is tall enough, where its label points, to show its tokens inside
