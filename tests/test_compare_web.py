@@ -230,3 +230,17 @@ def test_a_new_price_from_the_panel_resends_the_bill_but_not_the_chart_nor_the_f
     full = client.get("/compare/long-haul?call=40&cache=anthropic").get_data(as_text=True)
     for part in re.findall(r'<section id="(?:verdict|columns)".*?</section>', body, re.S):
         assert part.replace(' hx-swap-oob="true"', "") in full
+
+
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        ("/compare/tool-pairs?lang=fr", "1 requête refusée, dès l'appel 5"),
+        ("/compare/long-haul?lang=fr", "3 requêtes refusées, dès l'appel 21"),
+        ("/compare/tool-pairs", "1 request refused, from call 5"),
+    ],
+)
+def test_refused_requests_are_counted_with_the_right_plural(client, path, expected):
+    """naive-drop's column: "1 refusées" was French for every count."""
+    page = client.get(path).get_data(as_text=True).replace("&#39;", "'")
+    assert expected in page
