@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .budget import spend
-from .cache import CacheHit, MessageKeys, cache_hits
+from .cache import CacheHit, MessageKeys
 from .i18n import N_
+from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
 from .remote_summarizer import SummarizerError
 from .replay import Call, Replay, replay
 from .scenarios import Fact, Scenario
 from .settings import STRATEGIES, Settings, SettingsError
 from .strategies import BREAKS_TOOL_PAIRS, LEVELS, summarize_level
-from .tokens import get_counter
 
 
 # --- The comparison --------------------------------------------------------------------------
@@ -204,7 +204,6 @@ def compare(
     gather the figures of each."""
     settings = settings or scenario.settings
     pricing = pricing or Pricing()
-    counter = get_counter(settings.counter)
     keys = MessageKeys()
     columns = []
     unavailable = {}
@@ -215,7 +214,7 @@ def compare(
         except SummarizerError as error:
             unavailable[column_key(variant.strategy, variant.keep_facts)] = str(error)
             continue
-        hits = cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys)
+        hits = replay_hits(result, pricing, keys)
         invalid = {call.number: list(call.problems) for call in result.calls if call.problems}
         last = result.calls[-1] if result.calls else None
         columns.append(

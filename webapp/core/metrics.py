@@ -11,17 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .cache import CacheHit, cache_hits
+from .cache import CacheHit, MessageKeys, cache_hits
 from .layers import MANUAL_KEYS, request_layers
 from .pricing import Pricing, bill
 from .replay import Replay
 from .tokens import get_counter
 
 
-def replay_hits(result: Replay, pricing: Pricing) -> list[CacheHit]:
-    """What the prompt cache serves at each call of the replay."""
+def replay_hits(result: Replay, pricing: Pricing, keys: MessageKeys | None = None) -> list[CacheHit]:
+    """What the prompt cache serves at each call of the replay. `keys`, shared by several
+    replays of one chat (the comparison's columns), saves keying the same messages again."""
     counter = get_counter(result.settings.counter)
-    return cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model)
+    return cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys)
 
 
 def call_metrics(
