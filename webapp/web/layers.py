@@ -50,7 +50,7 @@ def layer_budget(result: Replay, number: int) -> tuple[list[LayerUse], int]:
     return layer_use(result.settings, result.scenario.budget, request_layers(result, result.calls[number - 1]))
 
 
-def bands(result: Replay, number: int, well: Well) -> list[Band]:
+def bands(uses: list[LayerUse], window: int, well: Well) -> list[Band]:
     """The layers as bands at the well's scale, in the view that carries the labels (the zoomed
     one when there is one). The request's layers stack from the bottom in the manual's order,
     as tall as the stack; the room kept free hangs from the rim, the reply's first, then the
@@ -60,7 +60,7 @@ def bands(result: Replay, number: int, well: Well) -> list[Band]:
     zoom = well.zoom
     top = zoom.top_y if zoom else well.rim_y
     ceiling = zoom.top_y if zoom else well.top - 2
-    scale = (well.bottom_y - top) / (zoom.tokens if zoom else result.settings.real_window)
+    scale = (well.bottom_y - top) / (zoom.tokens if zoom else window)
 
     def span(tokens_below: float, tokens: float) -> tuple[float, float]:
         """(y, height) of a band from `tokens_below` up `tokens`, cut at the ceiling."""
@@ -70,7 +70,7 @@ def bands(result: Replay, number: int, well: Well) -> list[Band]:
 
     out = []
     used = planned = hanging = 0.0
-    for use in layer_budget(result, number)[0]:
+    for use in uses:
         if use.layer not in ROOM_LAYERS:
             out.append(Band(use.layer, use.over, *span(used, use.tokens), *span(planned, use.budget_tokens)))
             used += use.tokens
@@ -89,10 +89,9 @@ def budget_json(result: Replay, number: int) -> dict:
     return {"layers": [asdict(use) for use in found], "free": free}
 
 
-def budget_rows(result: Replay, number: int) -> list[dict]:
+def budget_rows(uses: list[LayerUse], window: int) -> list[dict]:
     """The budget table: each layer in words, what it uses (for the room kept free: what is
     still free) and its budget, over it or not."""
-    window = result.settings.real_window
     return [
         {
             "layer": use.layer,
@@ -104,7 +103,7 @@ def budget_rows(result: Replay, number: int) -> list[dict]:
             "over": use.over,
             "room": use.layer in ROOM_LAYERS,
         }
-        for use in layer_budget(result, number)[0]
+        for use in uses
     ]
 
 

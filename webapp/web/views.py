@@ -24,7 +24,7 @@ from ..core.well import block_kind, latest_version, tool_names
 from .panels import answer, changed_inputs, is_htmx, panels, render_panels, state_before
 from .state import SETTING_PARAMS, SPEEDS, PageState, StateError, read_state
 from .story import call_story, close_up, message_name
-from .layers import bands, budget_json, budget_rows, layered, layer_metric_rows, metric_rows, metrics, pin_checks, pin_control, pinned_set
+from .layers import bands, budget_json, budget_rows, layer_budget, layered, layer_metric_rows, metric_rows, metrics, pin_checks, pin_control, pinned_set
 from .well import block_label, draw
 
 web = Blueprint("web", __name__)
@@ -124,7 +124,9 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         selected["pin"] = pin_control(view, result, view.block)
     pinned = pinned_set(result)
     well = draw(result, view.call, view.block, projector=view.projector, pinned=pinned, link=view.link_to("block"))
-    shows_layers = layered(result)
+    # Each layer's use at this call, for the bands and the budget table alike.
+    uses = layer_budget(result, view.call)[0] if layered(result) else []
+    window = result.settings.real_window
     measured = metrics(view, result)
     return {
         "view": view,
@@ -137,8 +139,8 @@ def play_context(view: PageState, result: Replay, before: PageState | None = Non
         "page_title": _("Call %(call)s of %(calls)s", call=view.call, calls=len(result.calls))
         + " · " + view.scenario.text("title", lang) + " · " + _("Compaction Playground"),
         "well": well,
-        "bands": bands(result, view.call, well) if shows_layers else [],
-        "layers": budget_rows(result, view.call) if shows_layers else [],
+        "bands": bands(uses, window, well),
+        "layers": budget_rows(uses, window),
         "pinned": pinned,
         "pin_checks": pin_checks(result, view.call),
         "metrics": metric_rows(measured),
