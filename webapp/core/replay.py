@@ -284,7 +284,7 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         spend()  # a long transcript stops at the request's budget (core/budget.py)
         loop.feed(item)
     loop.finish()
-    unknown = set().union(*settings.pinned_changes) - {item.id for item in scenario.script}
+    unknown = {entry.lstrip("-") for entry in settings.pins_outside({item.id for item in scenario.script})}
     if unknown:
         loop.notices.append((PIN_UNKNOWN, {"count": len(unknown), "last": len(scenario.script)}))
     return Replay(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -121,6 +122,11 @@ class Settings(BaseModel):
         """The ids `pin` pins, and those it unpins (given as -m3)."""
         ids = [item for item in self.pin.split(",") if item]
         return frozenset(i for i in ids if not i.startswith("-")), frozenset(i[1:] for i in ids if i.startswith("-"))
+
+    def pins_outside(self, known: Collection[str]) -> list[str]:
+        """The entries of `pin`, as written (m9, or -m9 to unpin), that name none of the
+        `known` message ids: a typo, or another chat's id. `pin` itself only checks the form."""
+        return [entry for entry in self.pin.split(",") if entry and entry.lstrip("-") not in known]
 
     def pinned(self, by_scenario: frozenset[str] = frozenset()) -> frozenset[str]:
         """The messages pinned: the scenario's, with `pin`'s additions and removals."""

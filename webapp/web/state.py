@@ -300,10 +300,8 @@ def read_state(scenario_id: str, args: Mapping[str, Any]) -> PageState:
 
 
 def unknown_pins(settings: Settings, scenario: Scenario) -> list[str]:
-    """A pinned (or unpinned, -m3) id that names no message of this scenario: the settings
-    only check its form."""
-    known = {item.id for item in scenario.script}
-    unknown = [name for name in settings.pin.split(",") if name and name.lstrip("-") not in known]
+    """A pinned (or unpinned, -m3) id that names no message of this scenario, refused."""
+    unknown = settings.pins_outside({item.id for item in scenario.script})
     if not unknown:
         return []
     return [_refusal("pin", ",".join(unknown), _("ids of this chat's messages, m1 to m%(last)s", last=len(scenario.script)))]
