@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.server import get, serve, status_kib  # noqa: E402
-from webapp.core.library import SCENARIOS_DIR  # noqa: E402
-from webapp.core.scenarios import load_library  # noqa: E402
+from webapp.core.inputs.library import SCENARIOS_DIR  # noqa: E402
+from webapp.core.inputs.scenarios import load_library  # noqa: E402
 from webapp.core.settings import STRATEGIES  # noqa: E402
 
 WINDOWS = (2000, 8000, 32000)

@@ -40,12 +40,13 @@ from bench.app import HELLO_PATH  # noqa: E402
 from bench.server import get, serve  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
 from tests.seed_reference import SEED_PREVIEW, load_seed_compact, seed_requests  # noqa: E402
-from webapp.core import vocab  # noqa: E402
-from webapp.core.compare import compare, variants  # noqa: E402
-from webapp.core.replay import replay  # noqa: E402
-from webapp.core.scenarios import Scenario, parse_transcript  # noqa: E402
+from webapp.core.counting import vocab  # noqa: E402
+from webapp.core.analysis.compare import compare, variants  # noqa: E402
+from webapp.core.engine.replay import replay  # noqa: E402
+from webapp.core.inputs.scenarios import parse_transcript  # noqa: E402
+from webapp.core.model import Scenario  # noqa: E402
 from webapp.core.settings import STRATEGIES, Settings  # noqa: E402
-from webapp.core.tokens import content_text, get_counter, tool_call_texts  # noqa: E402
+from webapp.core.counting.tokens import content_text, get_counter, tool_call_texts  # noqa: E402
 
 MESSAGES = 2000
 # A 32k-token model: the transcript is ~60 times that, so every strategy compacts often.

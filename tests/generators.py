@@ -8,7 +8,8 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from webapp.core.scenarios import Fact, Scenario, ScriptMessage, grouped
+from webapp.core.inputs.scenarios import grouped
+from webapp.core.model import Fact, Scenario, ScriptMessage
 from webapp.core.settings import Settings
 
 WORDS = st.sampled_from(

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from webapp.core.scenarios import LANGUAGES
+from webapp.core.model import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 # axe-core from the npm registry, fetched once into a cache directory (npm checks the

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from webapp.core.history import CLEARED_MARK, keep_start
-from webapp.core.replay import replay
-from webapp.core.scenarios import Fact, Scenario, ScriptMessage, tool_pair_problems
+from webapp.core.engine.history import CLEARED_MARK, keep_start
+from webapp.core.engine.replay import replay
+from webapp.core.engine.history import tool_pair_problems
+from webapp.core.model import Fact, Scenario, ScriptMessage
 from webapp.core.settings import Settings, parse_settings
-from webapp.core.snippets import python_clearing, settings_code
-from webapp.core.tokens import get_counter
+from webapp.core.output.snippets import python_clearing, settings_code
+from webapp.core.counting.tokens import get_counter
 
 from .generators import RESULT, TEXT
 from .seed_reference import load_seed_compact, seed_requests
@@ -169,7 +170,7 @@ def test_a_summary_inside_one_request_folds_whole_turns(scenario, chosen):
 
 
 def _blocks_of_script(scenario):
-    from webapp.core.history import Block
+    from webapp.core.engine.history import Block
 
     return [Block(item.id, item.message, 0, 1) for item in scenario.script]
 
@@ -189,7 +190,7 @@ def one_request_run(results: int = 12, size: int = 6000, tool: str = "read_file"
 
 
 def test_keep_in_tool_results_starts_at_the_call_and_counts_parallel_results():
-    from webapp.core.history import Block
+    from webapp.core.engine.history import Block
 
     messages = [
         {"role": "user", "content": "go"},

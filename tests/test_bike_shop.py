@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
 from webapp.core.settings import parse_settings
 
 

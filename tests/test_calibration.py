@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from webapp.core.calibration import FIXTURE, GOAL_SHARE, markdown, rows
+from webapp.core.counting.calibration import FIXTURE, GOAL_SHARE, markdown, rows
 
 ROOT = Path(__file__).resolve().parents[1]
 

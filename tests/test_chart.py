@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from webapp.core.chart import LABEL_GAP, request_chart, small_well
-from webapp.core.compare import compare
-from webapp.core.library import open_scenario
+from webapp.core.drawing.chart import LABEL_GAP, request_chart, small_well
+from webapp.core.analysis.compare import compare
+from webapp.core.inputs.library import open_scenario
 
 BIKE = compare(open_scenario("bike-shop"))
 

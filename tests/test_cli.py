@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from webapp.cli import main
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
 
 ROOT = Path(__file__).resolve().parents[1]
 

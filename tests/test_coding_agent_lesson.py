@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.core.compare import compare
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
+from webapp.core.analysis.compare import compare
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
 from webapp.core.settings import parse_settings
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from webapp.core.history import TRUNCATION_MARK, keep_from
-from webapp.core.replay import replay
-from webapp.core.scenarios import tool_pair_problems
-from webapp.core.tokens import get_counter
+from webapp.core.engine.history import TRUNCATION_MARK, keep_from
+from webapp.core.engine.replay import replay
+from webapp.core.engine.history import tool_pair_problems
+from webapp.core.counting.tokens import get_counter
 
 from .generators import scenarios, settings
 

@@ -9,16 +9,17 @@ import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from webapp.cli import main
-from webapp.core.cache import CACHE_MODELS, cache_hits
-from webapp.core.compare import compare, comparison_json, english, variants, verdict_notices
-from webapp.core.pricing import Pricing, parse_pricing
-from webapp.core.history import Block
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
-from webapp.core.scenarios import parse_scenario_toml, tool_pair_problems
+from webapp.core.analysis.cache import CACHE_MODELS, cache_hits
+from webapp.core.analysis.compare import compare, comparison_json, english, variants, verdict_notices
+from webapp.core.analysis.pricing import Pricing, parse_pricing
+from webapp.core.engine.history import Block
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import parse_scenario_toml
+from webapp.core.engine.history import tool_pair_problems
 from webapp.core.settings import STRATEGIES, SettingsError
-from webapp.core.strategies import BREAKS_TOOL_PAIRS, LEVELS
-from webapp.core.tokens import get_counter
+from webapp.core.engine.strategies import BREAKS_TOOL_PAIRS, LEVELS
+from webapp.core.counting.tokens import get_counter
 
 # With a tiktoken counter a block's tokens are its units, so hand-computed cases stay readable.
 EXACT = get_counter("cl100k_base")
@@ -429,7 +430,7 @@ def test_on_any_chat_every_column_agrees_with_the_engine_and_the_cache_stays_wit
 
 
 def test_the_verdict_is_data_each_reader_words():
-    from webapp.core.compare import Dollars, Name
+    from webapp.core.analysis.compare import Dollars, Name
 
     comparison = compare(open_scenario("bike-shop"))
     (message, values), *rest = verdict_notices(comparison)[0]

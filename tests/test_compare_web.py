@@ -10,10 +10,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from webapp.core.compare import compare
-from webapp.core.pricing import Pricing
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
+from webapp.core.analysis.compare import compare
+from webapp.core.analysis.pricing import Pricing
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
 
 SCENARIO = open_scenario("bike-shop")
 SETTINGS = "window=8000&threshold=0.8&keep=2&counter=estimate&strategy=truncate-drop"

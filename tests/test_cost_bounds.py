@@ -11,10 +11,10 @@ import pytest
 
 from bench.hostile_transcripts import long_tool_names
 from bench.transcript import generate_transcript
-from webapp.core.replay import replay
-from webapp.core.scenarios import parse_transcript
-from webapp.core.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
-from webapp.core.tokens import O200K_FORMAT, TiktokenCounter
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import parse_transcript
+from webapp.core.engine.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
+from webapp.core.counting.tokens import O200K_FORMAT, TiktokenCounter
 from webapp.web.replays import replay_bytes
 
 

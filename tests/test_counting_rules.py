@@ -10,9 +10,9 @@ import json
 import pytest
 from PIL import Image
 
-from webapp.core.images import REMOTE_IMAGE_SIZE, image_rate, image_tokens, inline_image_size, patches, tiles
-from webapp.core.tokens import COUNTERS, estimated, get_counter
-from webapp.core.tooldefs import namespace_text
+from webapp.core.counting.images import REMOTE_IMAGE_SIZE, image_rate, image_tokens, inline_image_size, patches, tiles
+from webapp.core.counting.tokens import COUNTERS, estimated, get_counter
+from webapp.core.counting.tooldefs import namespace_text
 
 O200K, CL100K = COUNTERS["o200k_base"], COUNTERS["cl100k_base"]
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
 from webapp.core.settings import Settings
 
 from .generators import scenarios

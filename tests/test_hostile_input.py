@@ -434,7 +434,7 @@ def test_long_tool_names_on_every_request_are_served_on_every_route(client):
     response = client.post("/transcripts", data={"transcript": long_tool_names()})
     assert response.status_code == 303
     scenario_id = response.headers["Location"].split("/play/")[1].split("?")[0]
-    from webapp.core.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
+    from webapp.core.engine.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
 
     for url in costly_routes(client, scenario_id):
         body = assert_safe(client.get(url))

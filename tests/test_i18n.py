@@ -19,7 +19,7 @@ from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
-from webapp.core.scenarios import LANGUAGES
+from webapp.core.model import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 TRANSLATIONS = ROOT / "translations"

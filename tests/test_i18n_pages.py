@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from webapp import create_app
-from webapp.core.library import SCENARIOS_DIR
+from webapp.core.inputs.library import SCENARIOS_DIR
 
 PLAY = "/play/bike-shop"
 NNBSP = "\u202f"  # French groups thousands with a narrow no-break space

@@ -7,9 +7,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from webapp.core.layers import REQUEST_LAYERS, request_layers
-from webapp.core.replay import replay
-from webapp.core.scenarios import tool_pair_problems
+from webapp.core.analysis.layers import request_layers
+from webapp.core.model import REQUEST_LAYERS
+from webapp.core.engine.replay import replay
+from webapp.core.engine.history import tool_pair_problems
 from webapp.core.settings import STRATEGIES, Settings
 
 from .generators import layered_scenarios

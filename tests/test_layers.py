@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from webapp.core.compare import compare
-from webapp.core.library import open_scenario
-from webapp.core.layers import LAYERS, MANUAL_KEYS, REQUEST_LAYERS, Budget, layer_use, request_layers
-from webapp.core.metrics import call_metrics, replay_hits
-from webapp.core.pricing import Pricing, bill
-from webapp.core.replay import replay
-from webapp.core.scenarios import ScenarioError, parse_scenario_toml, parse_transcript
+from webapp.core.analysis.compare import compare
+from webapp.core.inputs.library import open_scenario
+from webapp.core.analysis.layers import layer_use, request_layers
+from webapp.core.model import LAYERS, MANUAL_KEYS, REQUEST_LAYERS, Budget
+from webapp.core.analysis.metrics import call_metrics, replay_hits
+from webapp.core.analysis.pricing import Pricing, bill
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import ScenarioError, parse_scenario_toml, parse_transcript
 from webapp.core.settings import Settings, SettingsError, parse_settings
 
 SUPPORT = """

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from webapp.core.scenarios import LANGUAGES
+from webapp.core.model import LANGUAGES
 
 SIZES = {390: 844, 1280: 800, 1920: 1080}
 PAGES = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.core.library import SCENARIOS_DIR
-from webapp.core.replay import replay
-from webapp.core.scenarios import load_library
+from webapp.core.inputs.library import SCENARIOS_DIR
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import load_library
 from webapp.core.settings import STRATEGIES, parse_settings
 
 LIBRARY = load_library(SCENARIOS_DIR)

@@ -8,8 +8,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from webapp.core.library import SCENARIOS_DIR
-from webapp.core.scenarios import load_library
+from webapp.core.inputs.library import SCENARIOS_DIR
+from webapp.core.inputs.scenarios import load_library
 from webapp.core.settings import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)

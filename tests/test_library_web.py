@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from webapp.core.library import SCENARIOS_DIR
-from webapp.core.scenarios import load_library, transcript_id
+from webapp.core.inputs.library import SCENARIOS_DIR
+from webapp.core.inputs.scenarios import load_library, transcript_id
 from webapp.core.settings import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)
@@ -194,8 +194,8 @@ def test_an_unknown_transcript_link_is_a_clear_404(client):
 
 
 def test_the_store_evicts_the_least_recently_used_and_says_so(tmp_path, monkeypatch):
-    from webapp.core import transcript_store
-    from webapp.core.transcript_store import TranscriptStore, disk_bytes
+    from webapp.core.inputs import store as transcript_store
+    from webapp.core.inputs.store import TranscriptStore, disk_bytes
 
     clock = [1_000_000.0]
     monkeypatch.setattr(transcript_store.time, "time", lambda: clock[0])

@@ -10,10 +10,10 @@ import pytest
 
 from webapp import create_app
 from webapp.cli import main
-from webapp.core.budget import BudgetExceeded, spend, within
-from webapp.core.compare import compare
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
+from webapp.core.time_budget import BudgetExceeded, spend, within
+from webapp.core.analysis.compare import compare
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
 
 
 def make_client(tmp_path, **config):

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from bench.transcript import generate_transcript
-from webapp.core.replay import replay
-from webapp.core.scenarios import MAX_NESTING, load_library, parse_transcript
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import MAX_NESTING, load_library, parse_transcript
 from webapp.core.settings import Settings
 
 HEAD = 'id = "broken"\ntitle = "T"\nlesson = "L"\nsystem = "S"\n'

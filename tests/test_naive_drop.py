@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
-from webapp.core.replay import replay
-from webapp.core.scenarios import parse_scenario_toml
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import parse_scenario_toml
 from webapp.core.settings import STRATEGIES, parse_settings
 
 

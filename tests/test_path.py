@@ -11,10 +11,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from webapp.core.library import SCENARIOS_DIR
-from webapp.core.replay import replay
-from webapp.core.scenarios import load_library, parse_scenario_toml
-from webapp.core.story import outcome
+from webapp.core.inputs.library import SCENARIOS_DIR
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import load_library, parse_scenario_toml
+from webapp.core.analysis.story import outcome
 from webapp.web.glossary import EVENTS
 
 LIBRARY = load_library(SCENARIOS_DIR)

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from webapp.core.library import open_scenario
-from webapp.core.remote_summarizer import (
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.remote_summarizer import (
     DEFAULT_TIMEOUT,
     FAILURE_MEMORY,
     OpenAICompatibleSummarizer,
@@ -19,9 +19,9 @@ from webapp.core.remote_summarizer import (
     summarizer_config,
     time_budget,
 )
-from webapp.core.replay import replay
+from webapp.core.engine.replay import replay
 from webapp.core.settings import parse_settings
-from webapp.core.summarizer import INSTRUCTIONS
+from webapp.core.engine.summarizer import INSTRUCTIONS
 
 
 class FakeEndpoint:
@@ -235,7 +235,7 @@ def test_every_call_of_a_page_shares_one_time_budget(endpoint):
 
 
 def test_a_failure_is_remembered_instead_of_retried_on_every_page(endpoint, monkeypatch):
-    from webapp.core import remote_summarizer
+    from webapp.core.engine import remote_summarizer
 
     endpoint.mode = "error"
     summarizer = OpenAICompatibleSummarizer(SummarizerConfig(endpoint.url, "m"))

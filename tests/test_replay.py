@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from webapp.core.replay import replay
-from webapp.core.scenarios import parse_scenario_toml
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import parse_scenario_toml
 from webapp.core.settings import parse_settings
 
 CHAT = '''

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from webapp.core.layers import Budget
-from webapp.core.replay import replay
-from webapp.core.scenarios import (
+from webapp.core.model import Budget
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import (
     AssistantEntry,
     ContextEntry,
     FactSpec,
@@ -24,7 +24,7 @@ from webapp.core.scenarios import (
     parse_scenario_toml,
 )
 from webapp.core.settings import STRATEGIES, Settings, parse_settings
-from webapp.core.story import narration_at
+from webapp.core.analysis.story import narration_at
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "scenarios.md").read_text(encoding="utf-8")
 MODELS = [

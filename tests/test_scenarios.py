@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from webapp.core.library import SCENARIOS_DIR
-from webapp.core.scenarios import ScenarioError, load_library, parse_scenario_toml, parse_transcript
+from webapp.core.inputs.library import SCENARIOS_DIR
+from webapp.core.inputs.scenarios import ScenarioError, load_library, parse_scenario_toml, parse_transcript
 
 MINIMAL = '''
 id = "tiny"

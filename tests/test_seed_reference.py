@@ -3,7 +3,7 @@
 import pytest
 
 from tests.seed_reference import SEED_FILE, SeedMissing, load_seed_compact, seed_requests
-from webapp.core.library import open_scenario
+from webapp.core.inputs.library import open_scenario
 
 
 @pytest.mark.needs_seed

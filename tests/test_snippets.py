@@ -8,7 +8,7 @@ import re
 from hypothesis import given, strategies as st
 
 from webapp.core.settings import STRATEGIES, Settings, parse_settings
-from webapp.core.snippets import astorlm_block, python_window, settings_code
+from webapp.core.output.snippets import astorlm_block, python_window, settings_code
 
 settings_strategy = st.builds(
     Settings,

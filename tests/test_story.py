@@ -10,11 +10,11 @@ import re
 import pytest
 
 from tests.test_i18n import FRENCH_PLAIN_SPACE
-from webapp.core.library import SCENARIOS_DIR
-from webapp.core.replay import replay
-from webapp.core.scenarios import ScenarioError, load_library, parse_scenario_toml
+from webapp.core.inputs.library import SCENARIOS_DIR
+from webapp.core.engine.replay import replay
+from webapp.core.inputs.scenarios import ScenarioError, load_library, parse_scenario_toml
 from webapp.core.settings import STRATEGIES, parse_settings
-from webapp.core.story import explain, facts_state, narration_at
+from webapp.core.analysis.story import explain, facts_state, narration_at
 
 LIBRARY = load_library(SCENARIOS_DIR)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from webapp.core import vocab
-from webapp.core.tokens import COUNTERS, get_counter
+from webapp.core.counting import vocab
+from webapp.core.counting.tokens import COUNTERS, get_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,7 +97,7 @@ def test_vocabularies_load_without_network(tmp_path):
         "def refuse(*a, **k): raise OSError('network disabled for this test')\n"
         "socket.socket.connect = refuse\n"
         "socket.create_connection = refuse\n"
-        "from webapp.core import vocab\n"
+        "from webapp.core.counting import vocab\n"
         "import tiktoken\n"
         "vocab.install('cl100k_base'); vocab.install('o200k_base')\n"
         "print(len(tiktoken.get_encoding('cl100k_base').encode('hello world')),"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from webapp.core.compare import compare
-from webapp.core.history import keep_start
-from webapp.core.scenarios import load_file
+from webapp.core.analysis.compare import compare
+from webapp.core.engine.history import keep_start
+from webapp.core.inputs.scenarios import load_file
 from webapp.core.settings import parse_settings
-from webapp.core.tokens import get_counter
+from webapp.core.counting.tokens import get_counter
 
 TRAJECTORIES = sorted((Path(__file__).parent / "fixtures" / "trajectories").glob("*.json"))
 WINDOWS = (4000, 6000, 8000, 12000)

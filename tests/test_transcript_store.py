@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.core.transcript_store import TranscriptStore, client_key, disk_bytes
+from webapp.core.inputs.store import TranscriptStore, client_key, disk_bytes
 
 MESSAGES = [
     {"role": "system", "content": "Tu es un agent. 你好 👋 \u2028 \u0000 e\u0301"},

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from webapp.core.library import SCENARIOS_DIR
+from webapp.core.inputs.library import SCENARIOS_DIR
 
 HX = {"HX-Request": "true"}
 

@@ -1,4 +1,4 @@
-"""The well's pure layout (webapp/core/well.py), without Flask: a picture that is a measurement,
+"""The well's pure layout (webapp/core/drawing/well.py), without Flask: a picture that is a measurement,
 the hammer where compaction struck, traces where messages were dropped, labels that never
 overlap, and what a replay derives once."""
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.core.library import open_scenario
-from webapp.core.replay import replay
-from webapp.core.well import (
+from webapp.core.inputs.library import open_scenario
+from webapp.core.engine.replay import replay
+from webapp.core.drawing.well import (
     BOTTOM,
     HEADROOM,
     LABEL_GAP,

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.core.compare import compare
-from webapp.core.layers import layer_use, request_layers
-from webapp.core.library import open_scenario
-from webapp.core.metrics import call_metrics
-from webapp.core.replay import replay
+from webapp.core.analysis.compare import compare
+from webapp.core.analysis.layers import layer_use, request_layers
+from webapp.core.inputs.library import open_scenario
+from webapp.core.analysis.metrics import call_metrics
+from webapp.core.engine.replay import replay
 from webapp.core.settings import parse_settings
-from webapp.core.story import narration_at
+from webapp.core.analysis.story import narration_at
 
 RULE = "m3"  # "Safety rule for this bike: its fork is under recall R-2291…"
 

@@ -9,14 +9,15 @@ import os
 import signal
 import sys
 
-from .core.compare import Comparison, check_call, compare, comparison_json, english, summary_row, verdict_notices
-from .core.layers import MANUAL_KEYS, REQUEST_LAYERS, layer_use, request_layers
-from .core.library import open_scenario, scenario_library
-from .core.pricing import parse_pricing
-from .core.replay import Replay, replay
-from .core.scenarios import ScenarioError
-from .core.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
-from .core.serialize import origin_json, replay_json
+from .core.analysis.compare import Comparison, check_call, compare, comparison_json, english, summary_row, verdict_notices
+from .core.analysis.layers import layer_use, request_layers
+from .core.model import MANUAL_KEYS, REQUEST_LAYERS
+from .core.inputs.library import open_scenario, scenario_library
+from .core.analysis.pricing import parse_pricing
+from .core.engine.replay import Replay, replay
+from .core.inputs.scenarios import ScenarioError
+from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
+from .core.output.serialize import origin_json, replay_json
 from .core.settings import SettingsError, parse_settings
 
 SETTING_FLAGS = (

@@ -16,16 +16,17 @@ from jinja2_fragments.flask import render_block
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
-from ..core.library import SCENARIOS_DIR, user_scenario_folders
-from ..core.remote_summarizer import (
+from ..core.inputs.library import SCENARIOS_DIR, user_scenario_folders
+from ..core.engine.remote_summarizer import (
     OpenAICompatibleSummarizer,
     SummarizerError,
     end_time_budget,
     start_time_budget,
     summarizer_config,
 )
-from ..core.scenarios import LANGUAGES, load_library
-from ..core.transcript_store import TranscriptStore
+from ..core.inputs.scenarios import load_library
+from ..core.model import LANGUAGES
+from ..core.inputs.store import TranscriptStore
 from ..resources import data_folder
 from .delivery import install_delivery
 from .squeeze import Squeeze, squeeze

@@ -17,14 +17,14 @@ from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 
-from ..core.chart import request_chart, small_well
-from ..core.cache import CACHE_MODELS
-from ..core.compare import Column, Comparison, Name, compare, comparison_json, fill, name_of, summary_row, verdict_notices
-from ..core.pricing import Pricing
-from ..core.serialize import request_body
+from ..core.drawing.chart import request_chart, small_well
+from ..core.analysis.cache import CACHE_MODELS
+from ..core.analysis.compare import Column, Comparison, Name, compare, comparison_json, fill, name_of, summary_row, verdict_notices
+from ..core.analysis.pricing import Pricing
+from ..core.output.serialize import request_body
 from ..core.settings import COUNTER_NAMES, STRATEGIES
-from ..core.story import outcome
-from ..core.tokens import COUNTERS
+from ..core.analysis.story import outcome
+from ..core.counting.tokens import COUNTERS
 from .languages import money as format_money
 from .panels import answer, changed_inputs, is_htmx, panels, render_panels, state_before
 from .story import outcome_text

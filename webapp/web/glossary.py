@@ -14,7 +14,7 @@ from ..core.settings import STRATEGIES
 
 blueprint = Blueprint("glossary", __name__)
 
-# Every kind of event a replay logs (core/replay.py, `Event`), in the order a call logs them.
+# Every kind of event a replay logs (core/engine/replay.py, `Event`), in the order a call logs them.
 EVENTS = {
     "user_message": N_("A user request enters the history. It waits there for the next model call."),
     "compact": N_(

@@ -12,7 +12,7 @@ from babel.numbers import format_decimal, format_percent, get_group_symbol, pars
 from flask import request
 from flask_babel import get_locale
 
-from ..core.scenarios import LANGUAGES
+from ..core.model import LANGUAGES
 
 # Each language named in itself, so a reader finds theirs whatever the page's language.
 LANGUAGE_NAMES = {"en": "English", "fr": "Français", "zh": "中文"}

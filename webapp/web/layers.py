@@ -1,7 +1,7 @@
 """The manual's budget on the play page: each layer's band in the well and its row in the
 budget table, pinning a message from the page, the pinned checks and the metrics panel.
 
-The figures come from the core (webapp/core/layers.py, webapp/core/metrics.py); this module
+The figures come from the core (webapp/core/analysis/layers.py, webapp/core/analysis/metrics.py); this module
 puts them in the reader's words, with the manual's names beside them.
 """
 
@@ -12,10 +12,11 @@ from dataclasses import asdict, dataclass
 from flask_babel import gettext as _
 from markupsafe import Markup
 
-from ..core.layers import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS, LayerUse, layer_use, request_layers
-from ..core.metrics import call_metrics, replay_hits
-from ..core.replay import Replay, per_replay
-from ..core.well import Well, first_version
+from ..core.analysis.layers import LayerUse, layer_use, request_layers
+from ..core.model import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS
+from ..core.analysis.metrics import call_metrics, replay_hits
+from ..core.engine.replay import Replay, per_replay
+from ..core.drawing.well import Well, first_version
 from .languages import money, percent, whole_numbers
 from .state import PageState
 

@@ -1,6 +1,6 @@
 """A bounded cost per request (docs/serving.md, "A bounded cost per request").
 
-- Every request runs under a budget of CPU and wall-clock time (core/budget.py); past it the
+- Every request runs under a budget of CPU and wall-clock time (core/time_budget.py); past it the
   visitor gets a page that says what was too large and what to change, long before gunicorn's
   timeout would kill the worker.
 - A long chat (more than LONG_CHAT_MESSAGES messages) is computed by one request at a time per
@@ -18,8 +18,8 @@ from flask import Flask, current_app, g, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
-from ..core import budget
-from ..core.budget import BudgetExceeded
+from ..core import time_budget
+from ..core.time_budget import BudgetExceeded
 from .state import StateError, find_scenario
 
 
@@ -67,12 +67,12 @@ def install_limits(app: Flask) -> None:
                 if not gate.enter():
                     raise LongChatsBusy()
                 g.long_chat_slot = True
-        g.budget = budget.start(current_app.config["REQUEST_CPU_SECONDS"], current_app.config["REQUEST_WALL_SECONDS"])
+        g.budget = time_budget.start(current_app.config["REQUEST_CPU_SECONDS"], current_app.config["REQUEST_WALL_SECONDS"])
 
     @app.teardown_request
     def release(_error):
         if "budget" in g:
-            budget.stop(g.pop("budget"))
+            time_budget.stop(g.pop("budget"))
         if g.pop("long_chat_slot", False):
             gate.leave()
 

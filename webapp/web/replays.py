@@ -6,12 +6,12 @@ import sys
 from dataclasses import is_dataclass
 from typing import Any
 
-from ..core.history import Block
+from ..core.engine.history import Block
 from ..core.lru import LRUCache
-from ..core.replay import Replay, per_replay, replay
-from ..core.scenarios import Scenario
+from ..core.engine.replay import Replay, per_replay, replay
+from ..core.model import Scenario
 from ..core.settings import Settings
-from ..core.summarizer import Summarizer
+from ..core.engine.summarizer import Summarizer
 
 # Measured with tracemalloc on transcripts of 200 to 1,000 messages: about 3.5 KB per call
 # (its events, facts, request) and 8 to 10 bytes per block each call sends (a reference).

@@ -36,8 +36,8 @@ from flask import current_app, url_for
 from flask_babel import gettext as _
 from pydantic import BaseModel
 
-from ..core.pricing import Pricing, parse_pricing
-from ..core.scenarios import ID_PATTERN, LANGUAGES, Scenario
+from ..core.analysis.pricing import Pricing, parse_pricing
+from ..core.model import ID_PATTERN, LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, parse_settings
 
 SPEEDS = {"0.5": 4000, "1": 2200, "2": 1100}  # autoplay speed -> milliseconds per call

@@ -1,5 +1,5 @@
 """A call's story in the reader's language: the author's narration when one applies, else
-sentences worded here from the core's structured account (webapp/core/story.py)."""
+sentences worded here from the core's structured account (webapp/core/analysis/story.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from ..core.replay import Replay
+from ..core.engine.replay import Replay
 from .languages import number
-from ..core.story import Arrival, CallStory, FactChange, Outcome, Struck, explain, narration_at
+from ..core.analysis.story import Arrival, CallStory, FactChange, Outcome, Struck, explain, narration_at
 
 
 def n(value: float) -> str:

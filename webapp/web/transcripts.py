@@ -9,8 +9,9 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 from flask_babel import format_date, format_number
 from flask_babel import gettext as _
 
-from ..core.scenarios import LANGUAGES, ScenarioError
-from ..core.transcript_store import TranscriptNotText, TranscriptStore, TranscriptTooLarge, client_key
+from ..core.inputs.scenarios import ScenarioError
+from ..core.model import LANGUAGES
+from ..core.inputs.store import TranscriptNotText, TranscriptStore, TranscriptTooLarge, client_key
 from .state import PageState, StateError
 
 blueprint = Blueprint("transcripts", __name__)

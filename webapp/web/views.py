@@ -10,17 +10,17 @@ from flask_babel import get_locale, get_translations
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from ..core.history import searchable
-from ..core.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
-from ..core.replay import Call, Event, Replay, per_replay, script_call_names
-from ..core.serialize import call_json, origin_json
+from ..core.engine.history import searchable
+from ..core.counting.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
+from ..core.engine.replay import Call, Event, Replay, per_replay, script_call_names
+from ..core.output.serialize import call_json, origin_json
 from ..core.settings import COUNTER_NAMES, STRATEGIES
-from ..core.snippets import settings_code
-from ..core.tokens import COUNTERS, content_text, estimated
+from ..core.output.snippets import settings_code
+from ..core.counting.tokens import COUNTERS, content_text, estimated
 from .languages import number as format_number
 from .languages import percent, whole_numbers
-from ..core.story import narration_at
-from ..core.well import block_kind, latest_version, tool_names
+from ..core.analysis.story import narration_at
+from ..core.drawing.well import block_kind, latest_version, tool_names
 from .panels import answer, changed_inputs, is_htmx, panels, render_panels, state_before
 from .state import SETTING_PARAMS, SPEEDS, PageState, StateError, read_state
 from .story import call_story, close_up, message_name

@@ -1,5 +1,5 @@
 """The well's words: each block's label and accessible name, each trace's, and the levels'
-(axis and zoomed view), in the page's language, over the pure layout of webapp/core/well.py
+(axis and zoomed view), in the page's language, over the pure layout of webapp/core/drawing/well.py
 (geometry, motion, zoom, label placement)."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from typing import Callable
 
 from flask_babel import get_translations
 
-from ..core.history import Block
+from ..core.engine.history import Block
 from ..core.i18n import N_
-from ..core.layers import LAYER_WORDS, MANUAL_KEYS
-from ..core.replay import Replay
-from ..core.well import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind, layout, tool_names
+from ..core.model import LAYER_WORDS, MANUAL_KEYS
+from ..core.engine.replay import Replay
+from ..core.drawing.well import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind, layout, tool_names
 from .languages import percent, whole_numbers
 
 

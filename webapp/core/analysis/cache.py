@@ -41,8 +41,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from .history import Block
-from .tokens import Counter
+from ..engine.history import Block
+from ..counting.tokens import Counter
 
 
 @dataclass(frozen=True)

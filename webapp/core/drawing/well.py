@@ -26,8 +26,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .history import Block
-from .replay import Replay, per_replay
+from ..engine.history import Block
+from ..engine.replay import Replay, per_replay
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ BOTTOM = 16
 LABEL_GAP = NORMAL.label_gap
 # At most this share of the window is drawn above the rim: enough to see an overflow, not so
 # much that one runaway request shrinks the window to a sliver. The comparison's small wells
-# (core/chart.py) use the same.
+# (core/drawing/chart.py) use the same.
 HEADROOM = 0.6
 # A stack under this share of what the well draws gets a zoomed view beside the true one.
 ZOOM_BELOW = 0.25

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from .summarizer import SUMMARY_HEADER, SummaryResult, instructions, summary_cost
-from .tokens import content_text, tool_call_texts
+from ..counting.tokens import content_text, tool_call_texts
 
 ENV_PREFIX = "PLAYGROUND_SUMMARIZER_"
 # gunicorn kills a worker whose request runs 30 s (webapp/gunicorn_config.py): one call, and

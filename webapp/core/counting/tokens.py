@@ -28,9 +28,9 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from . import vocab
-from .i18n import N_
+from ..i18n import N_
 from .images import DEFAULT_RATE, ImageRate, image_parts, image_rate, image_tokens
-from .lru import Memoized
+from ..lru import Memoized
 from .tooldefs import namespace_text
 
 Message = dict[str, Any]

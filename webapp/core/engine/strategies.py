@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, keep_start
-from .scenarios import Fact
-from .settings import Settings
+from ..model import Fact
+from ..settings import Settings
 from .summarizer import Summarizer
-from .tokens import Counter, Message
+from ..counting.tokens import Counter, Message
 
 
 @dataclass(frozen=True)

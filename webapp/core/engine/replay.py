@@ -13,14 +13,15 @@ from dataclasses import dataclass, field, replace
 from functools import wraps
 from typing import Any, Callable, TypeVar
 
-from .budget import spend
+from ..time_budget import spend
 from .history import TOOL_RESULT_ROLES, Block, keep_start, searchable
-from .i18n import N_
-from .scenarios import Fact, PairCheck, Scenario, ScriptMessage
-from .settings import Settings
+from ..i18n import N_
+from .history import PairCheck
+from ..model import Fact, Scenario, ScriptMessage
+from ..settings import Settings
 from .strategies import Compaction, Context, compact
 from .summarizer import OfflineSummarizer, Summarizer
-from .tokens import Message, call_names, get_counter, tool_call_texts
+from ..counting.tokens import Message, call_names, get_counter, tool_call_texts
 
 # The estimate is what a loop believes; a provider counts real tokens. When the loop counts
 # with the estimate, the provider's count (for overflow and room for the reply) is taken with
@@ -281,7 +282,7 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
     )
     loop = _Loop(scenario, settings, context)
     for item in scenario.script:
-        spend()  # a long transcript stops at the request's budget (core/budget.py)
+        spend()  # a long transcript stops at the request's budget (core/time_budget.py)
         loop.feed(item)
     loop.finish()
     unknown = {entry.lstrip("-") for entry in settings.pins_outside({item.id for item in scenario.script})}

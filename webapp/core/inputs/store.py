@@ -32,8 +32,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .lru import LRUCache
-from .scenarios import Scenario, ScenarioError, parse_transcript
+from ..lru import LRUCache
+from .scenarios import ScenarioError, parse_transcript
+from ..model import Scenario
 
 TRANSCRIPT_ID = re.compile(r"^t-[0-9a-f]{16}$")
 SUFFIX = ".json"

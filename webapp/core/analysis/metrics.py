@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cache import CacheHit, MessageKeys, cache_hits
-from .layers import MANUAL_KEYS, request_layers
+from .layers import request_layers
+from ..model import MANUAL_KEYS
 from .pricing import Pricing, bill
-from .replay import Replay
-from .tokens import get_counter
+from ..engine.replay import Replay
+from ..counting.tokens import get_counter
 
 
 def replay_hits(result: Replay, pricing: Pricing, keys: MessageKeys | None = None) -> list[CacheHit]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .tokens import get_counter
 
-FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "calibration" / "requests.json"
+FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "calibration" / "requests.json"
 GOAL_SHARE = 0.9
 
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .budget import spend
+from ..time_budget import spend
 from .cache import CacheHit, MessageKeys
-from .i18n import N_
+from ..i18n import N_
 from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
-from .remote_summarizer import SummarizerError
-from .replay import Call, Replay, replay
-from .scenarios import Fact, Scenario
-from .settings import STRATEGIES, Settings, SettingsError
-from .strategies import BREAKS_TOOL_PAIRS, LEVELS, summarize_level
+from ..engine.remote_summarizer import SummarizerError
+from ..engine.replay import Call, Replay, replay
+from ..model import Fact, Scenario
+from ..settings import STRATEGIES, Settings, SettingsError
+from ..engine.strategies import BREAKS_TOOL_PAIRS, LEVELS, summarize_level
 
 
 # --- The comparison --------------------------------------------------------------------------

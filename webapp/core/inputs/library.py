@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..resources import data_folder
-from .scenarios import TRANSCRIPT_SUFFIXES, Library, Scenario, ScenarioError, load_file, load_library
+from ...resources import data_folder
+from .scenarios import TRANSCRIPT_SUFFIXES, Library, ScenarioError, load_file, load_library
+from ..model import Scenario
 
 SCENARIOS_DIR = data_folder("scenarios")
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from .tokens import Message, content_text, tool_call_texts
+from ..counting.tokens import Message, content_text, tool_call_texts
 
 TRUNCATION_MARK = "[Truncated"
 # by-layer's overflow notice, the manual's (004_abe3947712a3ce73.txt, step 9) in English.
@@ -93,3 +93,61 @@ def keep_start(history: list[Block], keep: int, unit: str = "requests") -> int:
                     index -= 1
                 return index
     return 0
+
+
+def tool_pair_problems(messages: list[Message], where: str = "messages") -> list[tuple[str, str]]:
+    """What an API would reject in a list of chat messages: a tool result that does not answer
+    a call of the assistant message just before it, a call that gets no result before the next
+    request or reply, a call id used twice. Empty when the messages are valid."""
+    check = PairCheck(where)
+    for message in messages:
+        check.feed(message)
+    return check.problems()
+
+
+class PairCheck:
+    """`tool_pair_problems`, one message at a time: a replay feeds each request only what it
+    adds to the previous one instead of walking the whole history at every call."""
+
+    def __init__(self, where: str = "messages"):
+        self.where = where
+        self.count = 0
+        self.found: list[tuple[str, str]] = []
+        self.open_calls: dict[str, int] = {}
+        self.seen: set[str] = set()
+
+    def feed(self, message: Message) -> None:
+        where, index = self.where, self.count
+        self.count += 1
+        role = message.get("role")
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in self.open_calls:
+                self.found.append(
+                    (
+                        f"{where}[{index}].tool_call_id",
+                        f"tool result {call_id!r} has no matching call in the assistant message before it",
+                    )
+                )
+            else:
+                del self.open_calls[call_id]
+            return
+        self.found += self._unanswered()
+        self.open_calls = {}
+        if role == "assistant":
+            for position, call in enumerate(message.get("tool_calls") or []):
+                call_id = call.get("id") if isinstance(call, dict) else None
+                if not call_id:
+                    self.found.append((f"{where}[{index}].tool_calls[{position}].id", "a tool call needs an id"))
+                    continue
+                if call_id in self.seen:
+                    self.found.append((f"{where}[{index}].tool_calls[{position}].id", f"call id {call_id!r} is used twice"))
+                self.seen.add(call_id)
+                self.open_calls[call_id] = index
+
+    def problems(self) -> list[tuple[str, str]]:
+        """The problems of the messages fed so far, as if they ended here."""
+        return self.found + self._unanswered()
+
+    def _unanswered(self) -> list[tuple[str, str]]:
+        return [(f"{self.where}[{at}].tool_calls", f"call {call_id!r} never gets its tool result") for call_id, at in self.open_calls.items()]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .settings import Settings
+from ..settings import Settings
 
 # What the seed's code does by itself, for the comments below.
 SEED_STRATEGY = "truncate-drop"

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .history import TOOL_RESULT_ROLES, Block
-from .replay import Call, Replay
-from .scenarios import Condition, Fact, Narration
+from ..engine.history import TOOL_RESULT_ROLES, Block
+from ..engine.replay import Call, Replay
+from ..model import Condition, Fact, Narration
 
 FactsState = Literal["kept", "lost"]
 

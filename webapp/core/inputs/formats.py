@@ -23,7 +23,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from .i18n import N_
+from ..i18n import N_
 
 Message = dict[str, Any]
 Problems = list[tuple[str, str]]

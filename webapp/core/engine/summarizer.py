@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from .tokens import Counter
+from ..counting.tokens import Counter
 
 if TYPE_CHECKING:
     from .history import Block
-    from .scenarios import Fact
+    from ..model import Fact
 
 SUMMARY_HEADER = "[Summary of earlier exchanges]"
 # A summary's text, without its facts line (the facts it is told to keep are the scenario's own,

@@ -20,8 +20,7 @@ import hashlib
 import json
 import math
 import tomllib
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -34,14 +33,13 @@ from pydantic import (
     ValidationError,
 )
 
-from .i18n import N_
-from .layers import Budget
-from .settings import COUNTER_NAMES, STRATEGIES, Settings, SettingsError, parse_settings
-from .tokens import Message, content_text
-from .transcript_formats import FORMAT_LABELS, FormatError, import_transcript, loads, message_layer, relocate
+from ..i18n import N_
+from ..engine.history import tool_pair_problems
+from ..model import ID_PATTERN, Budget, Condition, Fact, Narration, Origin, Scenario, ScriptMessage, count_calls
+from ..settings import COUNTER_NAMES, STRATEGIES, Settings, SettingsError, parse_settings
+from ..counting.tokens import Message
+from .formats import FormatError, import_transcript, loads, message_layer, relocate
 
-LANGUAGES = ("en", "fr", "zh")
-ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
@@ -184,164 +182,6 @@ class ScenarioFile(Strict):
     chat: list[ChatEntry] = Field(min_length=1, description="the scripted conversation")
 
 
-# --- The domain object -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Fact:
-    text: str
-    label: str  # in English (the text itself when the author gave no label)
-    needed_from_call: int
-    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
-
-    def label_in(self, language: str) -> str:
-        """What the fact is, in `language` (English as the fallback)."""
-        return self.labels.get(language) or self.label
-
-
-@dataclass(frozen=True)
-class Condition:
-    """When a narration applies, as the replay can check it (None: either way)."""
-
-    strategies: frozenset[str] | None = None
-    counters: frozenset[str] | None = None
-    keep_facts: bool | None = None
-    compacted: bool | None = None
-    overflow: bool | None = None
-    invalid_request: bool | None = None
-    no_room_for_reply: bool | None = None
-    facts: Literal["kept", "lost"] | None = None
-
-    @property
-    def always(self) -> bool:
-        return self == Condition()
-
-    @property
-    def reads_replay(self) -> bool:
-        """Whether it says what happened at the call (written for any settings that bring that
-        about), not only which strategy, counter or option is chosen."""
-        return any(
-            flag is not None for flag in (self.compacted, self.overflow, self.invalid_request, self.no_room_for_reply, self.facts)
-        )
-
-
-@dataclass(frozen=True)
-class Narration:
-    """What the author says at one call, and when."""
-
-    texts: dict[str, str]
-    when: Condition = field(default_factory=Condition)
-
-    def text(self, language: str = "en") -> str:
-        return self.texts.get(language) or self.texts.get("en") or next(iter(self.texts.values()), "")
-
-
-@dataclass(frozen=True)
-class ScriptMessage:
-    """One message of the script: its stable id, the message as sent, and optional digest."""
-
-    id: str
-    message: Message
-    digest: str | None = None
-    layer: str = "history"  # one of layers.MESSAGE_LAYERS
-    pinned: bool = False
-    # Retrieval messages that enter before the same model call share a group ("g3"), which
-    # by-layer compresses as a unit.
-    group: str = ""
-
-    @property
-    def role(self) -> str:
-        return self.message.get("role", "")
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where a transcript came from: its format, and what reading it rewrote, as (catalog
-    message, numbers) for the web to say in the reader's language."""
-
-    format: str
-    notes: tuple[tuple[str, dict[str, int]], ...] = ()
-
-    @property
-    def label(self) -> str:
-        return FORMAT_LABELS[self.format]
-
-
-@dataclass(frozen=True)
-class Scenario:
-    id: str
-    title: dict[str, str]
-    lesson: dict[str, str]
-    # The messages sent ahead of the script in every request, never compacted: the floor.
-    prefix: tuple[Message, ...]
-    tools: list[dict]
-    script: list[ScriptMessage]
-    settings: Settings = field(default_factory=Settings)
-    facts: list[Fact] = field(default_factory=list)
-    fetch_once_tools: frozenset[str] = frozenset()
-    # Per call, the narrations in file order: the first whose condition holds is shown.
-    narration: dict[int, tuple[Narration, ...]] = field(default_factory=dict)
-    source: str = ""
-    kind: Literal["scenario", "transcript"] = "scenario"
-    order: int = 1000
-    # The request field the tool definitions go in: "functions" for legacy function calling.
-    tools_field: str = "tools"
-    origin: Origin | None = None
-    # The layer of each prefix message ("system", or "memory"/"retrieval" when marked so).
-    prefix_layers: tuple[str, ...] = ()
-    budget: Budget = field(default_factory=Budget)
-
-    @property
-    def pinned(self) -> frozenset[str]:
-        """Ids of the script messages the scenario pins."""
-        return frozenset(item.id for item in self.script if item.pinned)
-
-    def floor_layers(self, floor_units: int, counter) -> dict[str, int]:
-        """`floor_units` (this counter's `floor_units`) split by layer: the tool definitions,
-        the prefix messages marked memory or retrieval, and the system prompt with the rest."""
-        system_later = any(item.role == "system" for item in self.script)
-        tools = floor_units - counter.measure_floor(self.prefix, [], system_later=system_later) if self.tools else 0
-        parts = {"system": 0, "tools": tools, "memory": 0, "retrieval": 0}
-        for message, layer in zip(self.prefix, self.prefix_layers):
-            if layer != "system":
-                parts[layer] += counter.measure(message)
-        parts["system"] = floor_units - sum(parts.values())
-        return parts
-
-    @property
-    def system(self) -> str:
-        """The text of the prefix's system and developer messages, as a reader or a fact
-        search reads it ("" when the transcript has none)."""
-        return "\n".join(
-            content_text(message.get("content")) for message in self.prefix if message.get("role") in ("system", "developer")
-        )
-
-    def floor_units(self, counter) -> int:
-        """What every request carries ahead of the script, in `counter`'s units: the prefix and
-        the tool definitions (which join a system message, even one further down the chat)."""
-        system_later = any(item.role == "system" for item in self.script)
-        return counter.measure_floor(self.prefix, self.tools, system_later=system_later)
-
-    def text(self, attribute: str, language: str = "en") -> str:
-        """A localized text (title, lesson), falling back to English."""
-        values: dict[str, str] = getattr(self, attribute)
-        return values.get(language) or values.get("en") or next(iter(values.values()), "")
-
-    @cached_property
-    def call_count(self) -> int:
-        # Counted once: every page reads it to check its `call` parameter.
-        return count_calls(self.script)
-
-
-def count_calls(script: list[ScriptMessage]) -> int:
-    """One model call before every assistant message, and one more when the script ends
-    on a user or tool message, or is empty (a transcript that is all prefix is one request)."""
-    calls = sum(1 for m in script if m.role == "assistant")
-    if not script or script[-1].role != "assistant":
-        calls += 1
-    return calls
-
-
 def _localized(value: Localized) -> dict[str, str]:
     return {"en": value} if isinstance(value, str) else dict(value)
 
@@ -396,64 +236,6 @@ def _pydantic_problems(error: ValidationError, root: str = "") -> list[tuple[str
             message = "required field is missing"
         problems.append((where, message))
     return problems
-
-
-def tool_pair_problems(messages: list[Message], where: str = "messages") -> list[tuple[str, str]]:
-    """What an API would reject in a list of chat messages: a tool result that does not answer
-    a call of the assistant message just before it, a call that gets no result before the next
-    request or reply, a call id used twice. Empty when the messages are valid."""
-    check = PairCheck(where)
-    for message in messages:
-        check.feed(message)
-    return check.problems()
-
-
-class PairCheck:
-    """`tool_pair_problems`, one message at a time: a replay feeds each request only what it
-    adds to the previous one instead of walking the whole history at every call."""
-
-    def __init__(self, where: str = "messages"):
-        self.where = where
-        self.count = 0
-        self.found: list[tuple[str, str]] = []
-        self.open_calls: dict[str, int] = {}
-        self.seen: set[str] = set()
-
-    def feed(self, message: Message) -> None:
-        where, index = self.where, self.count
-        self.count += 1
-        role = message.get("role")
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in self.open_calls:
-                self.found.append(
-                    (
-                        f"{where}[{index}].tool_call_id",
-                        f"tool result {call_id!r} has no matching call in the assistant message before it",
-                    )
-                )
-            else:
-                del self.open_calls[call_id]
-            return
-        self.found += self._unanswered()
-        self.open_calls = {}
-        if role == "assistant":
-            for position, call in enumerate(message.get("tool_calls") or []):
-                call_id = call.get("id") if isinstance(call, dict) else None
-                if not call_id:
-                    self.found.append((f"{where}[{index}].tool_calls[{position}].id", "a tool call needs an id"))
-                    continue
-                if call_id in self.seen:
-                    self.found.append((f"{where}[{index}].tool_calls[{position}].id", f"call id {call_id!r} is used twice"))
-                self.seen.add(call_id)
-                self.open_calls[call_id] = index
-
-    def problems(self) -> list[tuple[str, str]]:
-        """The problems of the messages fed so far, as if they ended here."""
-        return self.found + self._unanswered()
-
-    def _unanswered(self) -> list[tuple[str, str]]:
-        return [(f"{self.where}[{at}].tool_calls", f"call {call_id!r} never gets its tool result") for call_id, at in self.open_calls.items()]
 
 
 def _tool_definition(spec: ToolSpec) -> dict:

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .cache import CACHE_MODELS, CacheModel
-from .settings import SettingsError, invalid
+from ..settings import SettingsError, invalid
 
 
 class Pricing(BaseModel):

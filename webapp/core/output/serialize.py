@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from .layers import request_layers
-from .metrics import call_metrics, replay_hits
-from .pricing import Pricing
-from .replay import Call, Replay
-from .scenarios import Scenario
-from .tokens import estimated, get_counter
-from .transcript_formats import NO_CLAUDE_TOKENIZER
+from ..analysis.layers import request_layers
+from ..analysis.metrics import call_metrics, replay_hits
+from ..analysis.pricing import Pricing
+from ..engine.replay import Call, Replay
+from ..model import Scenario
+from ..counting.tokens import estimated, get_counter
+from ..inputs.formats import FORMAT_LABELS, NO_CLAUDE_TOKENIZER
 
 
 def request_body(result: Replay, call: Call) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def origin_json(scenario: Scenario, counter: str, say=lambda message: message) -
     notes = [say(message) % {name: f"{value:,}" for name, value in values.items()} for message, values in origin.notes]
     if origin.format == "anthropic-messages":
         notes.append(say(NO_CLAUDE_TOKENIZER) % {"counter": say(get_counter(counter).label)})
-    return {"format": origin.format, "label": say(origin.label), "notes": notes}
+    return {"format": origin.format, "label": say(FORMAT_LABELS[origin.format]), "notes": notes}
 
 
 def call_json(result: Replay, call: Call) -> dict[str, Any]:

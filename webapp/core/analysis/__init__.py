@@ -1,0 +1,1 @@
+"""What a replay means: every strategy compared, the prompt cache, the bill, the manual's layers and metrics, and the story of each call. Reads replays; never plays one itself but through the engine."""

@@ -1,0 +1,1 @@
+"""Counting tokens: every counter (the estimate, cl100k_base, o200k_base), the vocabularies shipped in a package, images by OpenAI's rule, tool definitions, and the calibration against what the API reported."""

@@ -1,0 +1,226 @@
+"""The value types every wing of the core shares: a scenario and its script, the facts that
+must survive, the narration, where a transcript came from, and the manual's layers with
+their budget (004_abe3947712a3ce73.txt, step 1).
+
+They hold data and answer questions about it; reading them from files is inputs/, playing
+them is engine/, judging the result is analysis/.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .counting.tokens import Message, content_text
+from .i18n import N_
+from .settings import Settings
+
+LANGUAGES = ("en", "fr", "zh")
+ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+
+# The layers a request's tokens belong to, in the manual's order of assembly (its step 7).
+REQUEST_LAYERS = ("system", "tools", "memory", "retrieval", "history")
+# Room kept free in the window, after the request.
+ROOM_LAYERS = ("reply", "margin")
+LAYERS = (*REQUEST_LAYERS, *ROOM_LAYERS)
+# What a message of the chat may be marked as (system and tools are the floor's).
+MESSAGE_LAYERS = ("memory", "retrieval", "history")
+MANUAL_KEYS = {"system": "system", "tools": "tools", "memory": "ltm", "retrieval": "rag", "history": "history"}
+LAYER_WORDS = {
+    "system": N_("system prompt"),
+    "tools": N_("tool definitions"),
+    "memory": N_("long-term memory"),
+    "retrieval": N_("retrieved documents"),
+    "history": N_("conversation history"),
+    "reply": N_("room for the reply"),
+    "margin": N_("safety margin"),
+}
+
+
+class Budget(BaseModel):
+    """Each layer's share of the window. Defaults: the manual's, for a 200,000-token window
+    (system 2,000, tools 3,000, memory 5,000, retrieval 20,000, history 40,000, reply 10,000,
+    margin 20,000); the remaining 50% is free room. A scenario's `[budget]` table overrides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: float = Field(0.01, ge=0, le=1, description="the system prompt's share of the window")
+    tools: float = Field(0.015, ge=0, le=1, description="the tool definitions' share")
+    memory: float = Field(0.025, ge=0, le=1, description="long-term memory's share")
+    retrieval: float = Field(0.10, ge=0, le=1, description="the retrieved documents' share")
+    history: float = Field(0.20, ge=0, le=1, description="the conversation history's share")
+    reply: float = Field(0.05, ge=0, le=1, description="the room kept for the reply")
+    margin: float = Field(0.10, ge=0, le=1, description="the safety margin")
+
+    @model_validator(mode="after")
+    def fits_the_window(self) -> Budget:
+        total = sum(self.shares().values())
+        if total > 1 + 1e-9:
+            raise ValueError(f"the shares add up to {total:g}, more than the whole window (1)")
+        return self
+
+    def shares(self) -> dict[str, float]:
+        return {layer: getattr(self, layer) for layer in LAYERS}
+
+    def tokens(self, window: int) -> dict[str, int]:
+        """Each layer's budget in tokens (rounded down), and "free": the rest of the window,
+        so that the values add up to `window` exactly."""
+        out = {layer: math.floor(window * share + 1e-9) for layer, share in self.shares().items()}
+        out["free"] = window - sum(out.values())
+        return out
+
+
+
+@dataclass(frozen=True)
+class Fact:
+    text: str
+    label: str  # in English (the text itself when the author gave no label)
+    needed_from_call: int
+    labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    def label_in(self, language: str) -> str:
+        """What the fact is, in `language` (English as the fallback)."""
+        return self.labels.get(language) or self.label
+
+
+@dataclass(frozen=True)
+class Condition:
+    """When a narration applies, as the replay can check it (None: either way)."""
+
+    strategies: frozenset[str] | None = None
+    counters: frozenset[str] | None = None
+    keep_facts: bool | None = None
+    compacted: bool | None = None
+    overflow: bool | None = None
+    invalid_request: bool | None = None
+    no_room_for_reply: bool | None = None
+    facts: Literal["kept", "lost"] | None = None
+
+    @property
+    def always(self) -> bool:
+        return self == Condition()
+
+    @property
+    def reads_replay(self) -> bool:
+        """Whether it says what happened at the call (written for any settings that bring that
+        about), not only which strategy, counter or option is chosen."""
+        return any(
+            flag is not None for flag in (self.compacted, self.overflow, self.invalid_request, self.no_room_for_reply, self.facts)
+        )
+
+
+@dataclass(frozen=True)
+class Narration:
+    """What the author says at one call, and when."""
+
+    texts: dict[str, str]
+    when: Condition = field(default_factory=Condition)
+
+    def text(self, language: str = "en") -> str:
+        return self.texts.get(language) or self.texts.get("en") or next(iter(self.texts.values()), "")
+
+
+@dataclass(frozen=True)
+class ScriptMessage:
+    """One message of the script: its stable id, the message as sent, and optional digest."""
+
+    id: str
+    message: Message
+    digest: str | None = None
+    layer: str = "history"  # one of layers.MESSAGE_LAYERS
+    pinned: bool = False
+    # Retrieval messages that enter before the same model call share a group ("g3"), which
+    # by-layer compresses as a unit.
+    group: str = ""
+
+    @property
+    def role(self) -> str:
+        return self.message.get("role", "")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a transcript came from: its format, and what reading it rewrote, as (catalog
+    message, numbers) for the web to say in the reader's language."""
+
+    format: str
+    notes: tuple[tuple[str, dict[str, int]], ...] = ()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    title: dict[str, str]
+    lesson: dict[str, str]
+    # The messages sent ahead of the script in every request, never compacted: the floor.
+    prefix: tuple[Message, ...]
+    tools: list[dict]
+    script: list[ScriptMessage]
+    settings: Settings = field(default_factory=Settings)
+    facts: list[Fact] = field(default_factory=list)
+    fetch_once_tools: frozenset[str] = frozenset()
+    # Per call, the narrations in file order: the first whose condition holds is shown.
+    narration: dict[int, tuple[Narration, ...]] = field(default_factory=dict)
+    source: str = ""
+    kind: Literal["scenario", "transcript"] = "scenario"
+    order: int = 1000
+    # The request field the tool definitions go in: "functions" for legacy function calling.
+    tools_field: str = "tools"
+    origin: Origin | None = None
+    # The layer of each prefix message ("system", or "memory"/"retrieval" when marked so).
+    prefix_layers: tuple[str, ...] = ()
+    budget: Budget = field(default_factory=Budget)
+
+    @property
+    def pinned(self) -> frozenset[str]:
+        """Ids of the script messages the scenario pins."""
+        return frozenset(item.id for item in self.script if item.pinned)
+
+    def floor_layers(self, floor_units: int, counter) -> dict[str, int]:
+        """`floor_units` (this counter's `floor_units`) split by layer: the tool definitions,
+        the prefix messages marked memory or retrieval, and the system prompt with the rest."""
+        system_later = any(item.role == "system" for item in self.script)
+        tools = floor_units - counter.measure_floor(self.prefix, [], system_later=system_later) if self.tools else 0
+        parts = {"system": 0, "tools": tools, "memory": 0, "retrieval": 0}
+        for message, layer in zip(self.prefix, self.prefix_layers):
+            if layer != "system":
+                parts[layer] += counter.measure(message)
+        parts["system"] = floor_units - sum(parts.values())
+        return parts
+
+    @property
+    def system(self) -> str:
+        """The text of the prefix's system and developer messages, as a reader or a fact
+        search reads it ("" when the transcript has none)."""
+        return "\n".join(
+            content_text(message.get("content")) for message in self.prefix if message.get("role") in ("system", "developer")
+        )
+
+    def floor_units(self, counter) -> int:
+        """What every request carries ahead of the script, in `counter`'s units: the prefix and
+        the tool definitions (which join a system message, even one further down the chat)."""
+        system_later = any(item.role == "system" for item in self.script)
+        return counter.measure_floor(self.prefix, self.tools, system_later=system_later)
+
+    def text(self, attribute: str, language: str = "en") -> str:
+        """A localized text (title, lesson), falling back to English."""
+        values: dict[str, str] = getattr(self, attribute)
+        return values.get(language) or values.get("en") or next(iter(values.values()), "")
+
+    @cached_property
+    def call_count(self) -> int:
+        # Counted once: every page reads it to check its `call` parameter.
+        return count_calls(self.script)
+
+
+def count_calls(script: list[ScriptMessage]) -> int:
+    """One model call before every assistant message, and one more when the script ends
+    on a user or tool message, or is empty (a transcript that is all prefix is one request)."""
+    calls = sum(1 for m in script if m.role == "assistant")
+    if not script or script[-1].role != "assistant":
+        calls += 1
+    return calls
