@@ -15,7 +15,7 @@ from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.scenarios import load_library, parse_scenario_toml
 from webapp.core.analysis.story import outcome
-from webapp.web.glossary import EVENTS
+from webapp.web.pages.glossary import EVENTS
 
 LIBRARY = load_library(SCENARIOS_DIR)
 LESSONS = [scenario.id for scenario in LIBRARY.lessons]

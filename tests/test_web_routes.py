@@ -145,7 +145,7 @@ def test_settings_form_is_not_swapped_back_into_itself(client):
 
 
 def test_every_panel_declares_inputs_that_exist(app):
-    from webapp.web.panels import panels
+    from webapp.web.htmx import panels
     from webapp.web.state import URL_PARAMS
 
     with app.test_request_context():
@@ -427,7 +427,7 @@ def test_page_state_url_applies_changes_keeps_the_rest_and_leaves_defaults_out(a
         query = parse_qs(urlsplit(state.url(settings=state.scenario.settings, block="m3")).query)
         assert query == {"call": ["3"], "price": ["2"], "block": ["m3"]}
         assert state.url(call=1, window=8000, price=2.5) == "/play/bike-shop"
-        assert state.url("compare.panel", call=5, cache="anthropic", window=8000) == "/compare/bike-shop?call=5&cache=anthropic&price=2"
+        assert state.url("compare.page", call=5, cache="anthropic", window=8000) == "/compare/bike-shop?call=5&cache=anthropic&price=2"
         assert dict(state.hidden("call", "window")) == {"price": "2"}
 
 

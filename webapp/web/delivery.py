@@ -26,13 +26,24 @@ from flask_compress import Compress
 from whitenoise import WhiteNoise
 from whitenoise.compress import Compressor
 
+from ..core.model import LANGUAGES
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+# Every header that can change a page's answer: htmx's (a fragment or the full page; which
+# fragment; a history restore wants the full page).
+VARY_HTMX = ("HX-Request", "HX-Trigger", "HX-History-Restore-Request")
 # app.<12 hex digits>.css: the names that may be cached for ever.
 HASHED_NAME = re.compile(r"\.[0-9a-f]{12}\.[A-Za-z0-9]+$")
 
 
-def install_delivery(app: Flask, security_headers: dict[str, str]) -> None:
-    # The types this app answers with (Flask-Compress's own list lacks CSV).
-    app.config.setdefault("COMPRESS_MIMETYPES", ["text/html", "application/json", "text/csv", "text/plain", "image/svg+xml"])
+def init_app(app: Flask) -> None:
     Compress(app)
 
     # Registered after Flask-Compress, so it runs before it (Flask runs after-request hooks
@@ -46,6 +57,18 @@ def install_delivery(app: Flask, security_headers: dict[str, str]) -> None:
             response.make_conditional(request)
         return response
 
+    # Registered after `conditional`, so it runs before it: the ETag is of the final answer.
+    @app.after_request
+    def page_headers(response):
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        for header in VARY_HTMX:
+            response.vary.add(header)
+        # The browser's languages, unless the URL names a known one.
+        if request.args.get("lang") not in LANGUAGES:
+            response.vary.add("Accept-Language")
+        return response
+
     if app.debug:
         return
     static = Path(app.static_folder)
@@ -56,8 +79,8 @@ def install_delivery(app: Flask, security_headers: dict[str, str]) -> None:
         if endpoint == "static" and values.get("filename") in names:
             values["filename"] = names[values["filename"]]
 
-    def add_headers(headers, path, url):
-        for name, value in security_headers.items():
+    def static_headers(headers, path, url):
+        for name, value in SECURITY_HEADERS.items():
             headers[name] = value
 
     app.wsgi_app = WhiteNoise(
@@ -66,7 +89,7 @@ def install_delivery(app: Flask, security_headers: dict[str, str]) -> None:
         prefix=app.static_url_path,
         max_age=300,
         allow_all_origins=False,
-        add_headers_function=add_headers,
+        add_headers_function=static_headers,
         immutable_file_test=lambda path, url: bool(HASHED_NAME.search(url)),
     )
 

@@ -1,5 +1,6 @@
-"""The page's language in HTML: its tag, the language picker's links, money and percentages in
-its format."""
+"""The page's language: chosen per request (Flask-Babel), its catalog looked up once per
+request, its tag in HTML, the language picker's links, numbers, money and percentages in its
+format, and the core's registries (strategies, counters) in its words."""
 
 from __future__ import annotations
 
@@ -9,16 +10,62 @@ from functools import cache, lru_cache
 from typing import Callable
 
 from babel.numbers import format_decimal, format_percent, get_group_symbol, parse_pattern
-from flask import request
-from flask_babel import get_locale
+from flask import Flask, g, request
+from flask_babel import Babel, get_locale, get_translations
+from flask_babel import gettext as _
 
+from ..core.counting.tokens import COUNTERS
 from ..core.model import LANGUAGES
+from ..core.settings import COUNTER_NAMES, STRATEGIES
 
 # Each language named in itself, so a reader finds theirs whatever the page's language.
 LANGUAGE_NAMES = {"en": "English", "fr": "Français", "zh": "中文"}
 # The Chinese catalog is in simplified characters; the tag also lets the browser pick a
 # simplified-Chinese font.
 HTML_TAGS = {"zh": "zh-Hans"}
+
+
+def init_app(app: Flask) -> None:
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", "en")
+    Babel(app, locale_selector=select_locale)
+    # Flask-Babel looks the catalog up again for every string a template translates, through
+    # a chain of Flask's context locals; a step's answer translates dozens. Look it up once
+    # per request instead.
+    app.jinja_env.install_gettext_callables(
+        gettext=lambda text: request_catalog().ugettext(text),
+        ngettext=lambda singular, plural, number: request_catalog().ungettext(singular, plural, number),
+        pgettext=lambda context, text: request_catalog().upgettext(context, text),
+        npgettext=lambda context, singular, plural, number: request_catalog().unpgettext(context, singular, plural, number),
+        newstyle=True,
+    )
+    # Every page's language code, for texts a template picks from a scenario (facts, titles).
+    app.context_processor(lambda: {"lang": str(get_locale())})
+
+
+def select_locale() -> str:
+    """The `lang` URL parameter, else the browser's preference, else English."""
+    wanted = request.args.get("lang")
+    if wanted in LANGUAGES:
+        return wanted
+    return request.accept_languages.best_match(LANGUAGES) or "en"
+
+
+def request_catalog():
+    """The catalog of the request's language (Flask-Babel's), kept for the request."""
+    catalog = g.get("catalog")
+    if catalog is None:
+        catalog = g.catalog = get_translations()
+    return catalog
+
+
+def strategy_descriptions() -> dict[str, str]:
+    """Each strategy's name and what it does, in the page's language."""
+    return {name: _(description) for name, description in STRATEGIES.items()}
+
+
+def counter_labels() -> dict[str, str]:
+    """Each token counter's name and label, in the page's language."""
+    return {name: _(COUNTERS[name].label) for name in COUNTER_NAMES}
 
 
 def html_lang(code: str | None = None) -> str:

@@ -20,6 +20,7 @@ from flask_babel import gettext as _
 
 from ..core import time_budget
 from ..core.time_budget import BudgetExceeded
+from .errors import error_page
 from .state import StateError, find_scenario
 
 
@@ -49,13 +50,7 @@ class LongChatGate:
         self._room.release()
 
 
-def install_limits(app: Flask) -> None:
-    app.config.setdefault("REQUEST_CPU_SECONDS", 8.0)
-    app.config.setdefault("REQUEST_WALL_SECONDS", 20.0)
-    app.config.setdefault("LONG_CHAT_MESSAGES", 200)
-    app.config.setdefault("LONG_CHATS_AT_ONCE", 1)
-    app.config.setdefault("LONG_CHAT_WAITERS", 2)
-    app.config.setdefault("LONG_CHAT_WAIT_SECONDS", 10.0)
+def init_app(app: Flask) -> None:
     gate = LongChatGate(app.config["LONG_CHATS_AT_ONCE"], app.config["LONG_CHAT_WAITERS"], app.config["LONG_CHAT_WAIT_SECONDS"])
 
     @app.before_request
@@ -78,8 +73,6 @@ def install_limits(app: Flask) -> None:
 
     @app.errorhandler(BudgetExceeded)
     def over_budget(error: BudgetExceeded):
-        from . import error_page
-
         seconds = format_number(error.seconds)
         if request.blueprint == "compare":
             what = _("Comparing every strategy on this chat needs more computing than one page may use here (%(seconds)s seconds).", seconds=seconds)
@@ -97,8 +90,6 @@ def install_limits(app: Flask) -> None:
 
     @app.errorhandler(LongChatsBusy)
     def busy(_error: LongChatsBusy):
-        from . import error_page
-
         body, status, *headers = error_page(503, [
             _("The server is already computing another long chat. Try again in a few seconds."),
             _("Only chats of more than %(messages)s messages wait for their turn; the built-in scenarios never do.", messages=format_number(current_app.config["LONG_CHAT_MESSAGES"])),

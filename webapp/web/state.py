@@ -27,18 +27,21 @@ Adding a URL parameter is a change in one place:
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
-from flask import current_app, url_for
+from flask import g, url_for
+from flask_babel import format_date
 from flask_babel import gettext as _
 from pydantic import BaseModel
 
 from ..core.analysis.pricing import Pricing, parse_pricing
 from ..core.model import ID_PATTERN, LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, parse_settings
+from .services import library, store
 
 SPEEDS = {"0.5": 4000, "1": 2200, "2": 1100}  # autoplay speed -> milliseconds per call
 BLOCK_ID = re.compile(r"^(floor|[msn][0-9]{1,6})$")  # a message, a summary, an overflow notice
@@ -179,7 +182,7 @@ class PageState:
                 out[each.name] = _text(value)
         return out
 
-    def url(self, endpoint: str = "web.play", *, relative: bool = False, **changes: Any) -> str:
+    def url(self, endpoint: str = "play.page", *, relative: bool = False, **changes: Any) -> str:
         """The URL of this state (with `changes`) on `endpoint`, defaults left out. `relative`:
         only the query (`?call=5`), for the many links of a page to itself."""
         query = urlencode(self.params(**changes))
@@ -244,24 +247,44 @@ _ORDER = tuple(
 
 
 def find_scenario(scenario_id: str) -> Scenario:
-    """A scenario of the app's library by id, or StateError 404."""
-    library = current_app.extensions["scenario_library"]
+    """A scenario of the app's library or store by id, or StateError 404. Found once per
+    request: the limits, the page and the page it came from all ask for it."""
+    found = g.setdefault("scenarios", {})
+    if scenario_id not in found:
+        found[scenario_id] = _find(scenario_id)
+    return found[scenario_id]
+
+
+def _find(scenario_id: str) -> Scenario:
+    scenarios = library()
     if not re.match(ID_PATTERN, scenario_id):
         raise StateError(
             404,
             [_("No scenario is named %(name)r: a scenario id has lowercase letters, digits and dashes only.", name=scenario_id)],
         )
-    scenario = library.get(scenario_id)
+    scenario = scenarios.get(scenario_id)
     if scenario is None and scenario_id.startswith("t-"):
-        scenario = current_app.extensions["transcript_store"].load(scenario_id)
+        scenario = store().load(scenario_id)
         if scenario is None:
-            from .transcripts import missing_transcript
-
             raise missing_transcript(scenario_id)
     if scenario is None:
-        known = ", ".join(library.scenarios) or _("none")
+        known = ", ".join(scenarios.scenarios) or _("none")
         raise StateError(404, [_("No scenario is named %(name)r. Scenarios: %(known)s.", name=scenario_id, known=known)])
     return scenario
+
+
+def missing_transcript(name: str) -> StateError:
+    """The 404 of a transcript link that finds nothing, saying what happened to it."""
+    removed = store().missing(name).removed
+    if removed is not None:
+        problem = _(
+            "The transcript %(name)s was removed on %(date)s to make room for newer ones. Paste it again: it gets the same link back.",
+            name=name,
+            date=format_date(datetime.fromtimestamp(removed, UTC)),
+        )
+    else:
+        problem = _("No transcript was ever stored as %(name)s on this server. Check the link, or paste the transcript again.", name=name)
+    return StateError(404, [problem])
 
 
 def read_state(scenario_id: str, args: Mapping[str, Any]) -> PageState:

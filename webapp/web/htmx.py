@@ -1,26 +1,30 @@
-"""Panels: the blocks of a page template that an htmx answer may send, each with the parts of
-the page state it shows.
+"""The one htmx path: every page with panels answers a plain GET with the whole page, and an
+htmx request with only the panels that changed, rendered from the same template blocks.
 
-A panel declares its inputs in the template itself, as the first statement of its block:
+A panel is a block of a page template that declares its inputs in the template itself, as
+the first statement of its block:
 
     {% block facts %}{% set inputs = "call settings lang" %}…{% endblock %}
 
 Inputs are URL parameter names, or `settings` (every replay setting), `pricing` (every price)
 or `state` (every parameter: a panel whose links or hidden fields carry the whole state). The
 panels are read from the template's source once, so the list lives in one place, beside the
-markup. A plain GET renders the whole page from the same blocks.
+markup.
 
 For an htmx request the page the request came from is known (htmx sends `HX-Current-URL`), so
-the answer holds only the panels whose inputs differ between that page and the requested one.
+`respond` sends only the panels whose inputs differ between that page and the requested one,
+out of band. It owns every htmx header (HX-Push-Url, HX-Reswap, Vary) for every page; a page
+declares how it answers in a `Fragments` and decorates its route with `fragment_page`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, cached_property, wraps
+from typing import Callable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
-from flask import Response, current_app, make_response, request
+from flask import Response, current_app, make_response, render_template, request
 from jinja2 import nodes
 from werkzeug.exceptions import HTTPException
 
@@ -127,3 +131,83 @@ def answer(body: str, view: PageState | None = None) -> Response:
 def is_htmx() -> bool:
     """An htmx swap (not a history restore, which wants the whole page)."""
     return bool(request.headers.get("HX-Request")) and not request.headers.get("HX-History-Restore-Request")
+
+
+@dataclass(frozen=True)
+class Fragments:
+    """How a page answers htmx: its `template`; the block htmx swaps in place (`target`); its
+    settings form, as (element id, block): a form that sent the request already shows the
+    state, and may be mid-edit, so it is left alone; collapsed views fetched when opened
+    (`lazy`: element id -> block); and the blocks for a request from another kind of page
+    (`from_elsewhere`: the target in place, then others out of band; None: every panel, as
+    when everything changed)."""
+
+    template: str
+    target: str
+    form: tuple[str, str]
+    lazy: Mapping[str, str] = field(default_factory=dict)
+    from_elsewhere: tuple[str, ...] | None = None
+
+
+class CameFrom:
+    """The page a request came from, looked up only if asked (`state_before`). A whole page
+    that asked depends on the Referer, and says so in Vary."""
+
+    def __init__(self, endpoint: str):
+        self.endpoint = endpoint
+        self.asked = False
+
+    @cached_property
+    def state(self) -> PageState | None:
+        self.asked = True
+        return state_before(self.endpoint)
+
+    def changed(self, view: PageState) -> set[str]:
+        """The URL parameters that differ between that page and `view`."""
+        found = self.__dict__.get("_changed")
+        if found is None:
+            found = self.__dict__["_changed"] = changed_inputs(self.state, view)
+        return found
+
+
+def fragment_page(fragments: Fragments) -> Callable:
+    """The route decorator of a page with panels. The view function takes the page state and
+    where the request came from and returns the template's context; `respond` answers."""
+
+    def decorate(make_context: Callable[[PageState, CameFrom], dict]) -> Callable:
+        @wraps(make_context)
+        def route(scenario_id: str) -> Response:
+            view = read_state(scenario_id, request.args)
+            came_from = CameFrom(request.endpoint)
+            return respond(fragments, view, came_from, make_context(view, came_from))
+
+        return route
+
+    return decorate
+
+
+def respond(fragments: Fragments, view: PageState, came_from: CameFrom, context: dict) -> Response:
+    """The whole page for a plain GET; for htmx, an opened view's block, or the panels whose
+    inputs changed since the page the request came from."""
+    template = fragments.template
+    if not is_htmx():
+        response = make_response(render_template(template, fragment=False, oob=False, lazy=False, **context))
+        if came_from.asked:
+            response.vary.add("Referer")
+        return response
+    lazy_block = fragments.lazy.get(request.headers.get("HX-Target", ""))
+    if lazy_block:  # a collapsed view, opened: just that block, in place
+        return answer(render_panels(template, [lazy_block], fragment=True, oob=False, lazy=False, **context))
+    if fragments.from_elsewhere is not None and came_from.state is None:
+        target, *others = fragments.from_elsewhere
+        body = render_panels(template, [target], fragment=True, oob=False, lazy=True, **context)
+        return answer(body + render_panels(template, others, fragment=True, oob=True, lazy=True, **context), view)
+    changed = came_from.changed(view)
+    blocks = [panel.block for panel in panels(template) if panel.shows(changed)]
+    form_id, form_block = fragments.form
+    if request.headers.get("HX-Trigger") == form_id and form_block in blocks:
+        blocks.remove(form_block)
+    response = answer(render_panels(template, blocks, fragment=True, oob=True, lazy=True, **context), view)
+    if fragments.target not in blocks:  # nothing for the target itself: leave it as it is
+        response.headers["HX-Reswap"] = "none"
+    return response

@@ -1,8 +1,8 @@
-"""The comparison panel: every strategy on the same chat, at the play page's call and settings.
+"""The comparison page: every strategy on the same chat, at the play page's call and settings.
 
-`/compare/<id>` is the full page or, for HTMX, its `panel` block; `.json` and `.csv` are its
-data; `/play/<id>/request.json` downloads the exact request of one strategy at one call. The
-URL is the page state of webapp/web/state.py, which also holds the bill's parameters (`cache`,
+`comparison_for` is the page's one data function; `/compare/<id>` renders it as the full page
+or, for htmx, its panels (web/htmx.py); `.json` and `.csv` are the same data. The URL is the
+page state of webapp/web/state.py, which also holds the bill's parameters (`cache`,
 `cached_share`, `output_price` and the play page's `price`).
 """
 
@@ -10,25 +10,23 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, request
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 
-from ..core.drawing.chart import request_chart, small_well
-from ..core.analysis.cache import CACHE_MODELS
-from ..core.analysis.compare import Column, Comparison, Name, compare, comparison_json, fill, name_of, summary_row, verdict_notices
-from ..core.analysis.pricing import Pricing
-from ..core.output.serialize import request_body
-from ..core.settings import COUNTER_NAMES, STRATEGIES
-from ..core.analysis.story import outcome
-from ..core.counting.tokens import COUNTERS
-from .languages import money as format_money
-from .panels import answer, changed_inputs, is_htmx, panels, render_panels, state_before
-from .story import outcome_text
-from .state import PageState, read_state
+from ...core.analysis.cache import CACHE_MODELS
+from ...core.analysis.compare import Column, Comparison, Name, compare, comparison_json, fill, name_of, summary_row, verdict_notices
+from ...core.analysis.pricing import Pricing
+from ...core.analysis.story import outcome
+from ...core.drawing.chart import request_chart, small_well
+from ..htmx import CameFrom, Fragments, fragment_page
+from ..languages import counter_labels, strategy_descriptions
+from ..languages import money as format_money
+from ..services import replays
+from ..state import PageState, read_state
+from ..story import outcome_text
 
 blueprint = Blueprint("compare", __name__)
 
@@ -39,36 +37,31 @@ CACHE_LABELS = {
 
 
 def comparison_for(view: PageState) -> Comparison:
-    comparison = compare(view.scenario, view.settings, view.pricing, run=current_app.extensions["replay_cache"].get)
+    comparison = compare(view.scenario, view.settings, view.pricing, run=replays().get)
     for key, why in comparison.unavailable.items():
         current_app.logger.warning("summarizer, column %s left out: %s", key, why)
     return comparison
 
 
-@blueprint.route("/compare/<scenario_id>", endpoint="panel")
-def panel_page(scenario_id: str):
-    """The full page; for htmx coming from this panel, the panels whose inputs changed (a new
-    price leaves the chart); coming from elsewhere, the panel whole."""
-    view = read_state(scenario_id, request.args)
-    context = panel_context(view)
-    if not is_htmx():
-        return render_template("compare.html", fragment=False, oob=False, **context)
-    before = state_before("compare.panel")
-    if before is None:
-        body = render_panels("compare.html", ["panel"], fragment=True, oob=False, **context)
-        return answer(body + render_panels("compare.html", ["languages"], fragment=True, oob=True, **context), view)
-    changed = changed_inputs(before, view)
-    blocks = [panel.block for panel in panels("compare.html") if panel.shows(changed)]
-    # The settings form sent this request itself: it shows the state, and may be mid-edit.
-    if request.headers.get("HX-Trigger") == "compare-controls" and "compare_controls" in blocks:
-        blocks.remove("compare_controls")
-    response = answer(render_panels("compare.html", blocks, fragment=True, oob=True, **context), view)
-    response.headers["HX-Reswap"] = "none"  # every panel goes out of band
-    return response
+COMPARE = Fragments(
+    "compare.html",
+    target="panel",
+    form=("compare-controls", "compare_controls"),
+    # From another page, the panel whole, and the language picker that names this page.
+    from_elsewhere=("panel", "languages"),
+)
 
 
-@blueprint.route("/compare/<scenario_id>.json")
-def panel_json(scenario_id: str):
+@blueprint.route("/compare/<scenario_id>", endpoint="page")
+@fragment_page(COMPARE)
+def page(view: PageState, came_from: CameFrom) -> dict:
+    """The full page; for htmx from this page, the panels whose inputs changed (a new price
+    leaves the chart), every one out of band; from elsewhere, the panel whole."""
+    return panel_context(view)
+
+
+@blueprint.route("/compare/<scenario_id>.json", endpoint="json")
+def page_json(scenario_id: str):
     view = read_state(scenario_id, request.args)
     comparison = comparison_for(view)
     data = comparison_json(comparison, view.call)
@@ -76,8 +69,8 @@ def panel_json(scenario_id: str):
     return jsonify(data)
 
 
-@blueprint.route("/compare/<scenario_id>.csv")
-def panel_csv(scenario_id: str):
+@blueprint.route("/compare/<scenario_id>.csv", endpoint="csv")
+def page_csv(scenario_id: str):
     view = read_state(scenario_id, request.args)
     comparison = comparison_for(view)
     out = io.StringIO()
@@ -91,22 +84,6 @@ def panel_csv(scenario_id: str):
     )
 
 
-@blueprint.route("/play/<scenario_id>/request.json")
-def request_json(scenario_id: str):
-    """The exact request the loop sends at this call with these settings: the messages,
-    prefix first, and the tool definitions, as the chat-completions API receives them."""
-    view = read_state(scenario_id, request.args)
-    result = current_app.extensions["replay_cache"].get(view.scenario, view.settings)
-    body = request_body(result, result.calls[view.call - 1])
-    strategy = view.settings.strategy + ("-keep-facts" if view.settings.keep_facts else "")
-    name = f"{view.scenario.id}-{strategy}-call{view.call}-request.json"
-    return Response(
-        json.dumps(body, ensure_ascii=False, indent=1),
-        mimetype="application/json",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
-
-
 def panel_context(view: PageState) -> dict:
     pricing = view.pricing
     comparison = comparison_for(view)
@@ -114,6 +91,7 @@ def panel_context(view: PageState) -> dict:
     title = view.scenario.text("title", lang)
     current = (view.settings.strategy, view.settings.keep_facts)
     verdict = comparison.verdict
+    descriptions = strategy_descriptions()
     return {
         "view": view,
         "pricing": pricing,
@@ -129,7 +107,7 @@ def panel_context(view: PageState) -> dict:
             {
                 "column": column,
                 "label": column_name(name_of(column)),
-                "about": _(STRATEGIES[column.strategy]) if column.strategy in STRATEGIES else "",
+                "about": descriptions.get(column.strategy, ""),
                 "did": outcome_text(outcome(column.result), str(get_locale())),
                 "current": (column.strategy, column.keep_facts) == current,
                 "winner": column.key == verdict.winner,
@@ -145,7 +123,7 @@ def panel_context(view: PageState) -> dict:
         "chart": request_chart(comparison, view.call, name=lambda column: column_name(name_of(column))),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
-        "counters": {name: _(COUNTERS[name].label) for name in COUNTER_NAMES},
+        "counters": counter_labels(),
     }
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from flask import Blueprint, render_template
 from flask_babel import gettext as _
 
-from ..core.i18n import N_
-from ..core.settings import STRATEGIES
+from ...core.i18n import N_
+from ..languages import strategy_descriptions
 
 blueprint = Blueprint("glossary", __name__)
 
@@ -42,6 +42,7 @@ EVENTS = {
 }
 
 
+@blueprint.app_template_global()
 def event_meaning(kind: str) -> str:
     return _(EVENTS[kind]) if kind in EVENTS else ""
 
@@ -51,5 +52,5 @@ def page():
     return render_template(
         "glossary.html",
         events=[(kind, _(meaning)) for kind, meaning in EVENTS.items()],
-        strategies={name: _(description) for name, description in STRATEGIES.items()},
+        strategies=strategy_descriptions(),
     )

@@ -3,36 +3,17 @@ link (`/play/t-<hash>`) that replays it with every strategy, setting and panel."
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
-
-from flask import Blueprint, Response, current_app, redirect, render_template, request
-from flask_babel import format_date, format_number
+from flask import Blueprint, Response, redirect, render_template, request
+from flask_babel import format_number
 from flask_babel import gettext as _
 
-from ..core.inputs.scenarios import ScenarioError
-from ..core.model import LANGUAGES
-from ..core.inputs.store import TranscriptNotText, TranscriptStore, TranscriptTooLarge, client_key
-from .state import PageState, StateError
+from ...core.inputs.scenarios import ScenarioError
+from ...core.inputs.store import TranscriptNotText, TranscriptTooLarge, client_key
+from ...core.model import LANGUAGES
+from ..services import store
+from ..state import PageState, StateError, missing_transcript
 
 blueprint = Blueprint("transcripts", __name__)
-
-
-def store() -> TranscriptStore:
-    return current_app.extensions["transcript_store"]
-
-
-def missing_transcript(name: str) -> StateError:
-    """The 404 of a transcript link that finds nothing, saying what happened to it."""
-    removed = store().missing(name).removed
-    if removed is not None:
-        problem = _(
-            "The transcript %(name)s was removed on %(date)s to make room for newer ones. Paste it again: it gets the same link back.",
-            name=name,
-            date=format_date(datetime.fromtimestamp(removed, UTC)),
-        )
-    else:
-        problem = _("No transcript was ever stored as %(name)s on this server. Check the link, or paste the transcript again.", name=name)
-    return StateError(404, [problem])
 
 
 @blueprint.get("/transcripts/new")

@@ -1,0 +1,61 @@
+"""The app's configuration, every key in one place with its default and why.
+
+A test or a deployment overrides any key with `create_app({...})`; docs/serving.md says which
+to change for a classroom server. Two keys are derived from others unless given: where pasted
+transcripts live (the instance folder), and one client's share of their store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask
+
+from ..core.inputs.library import SCENARIOS_DIR, user_scenario_folders
+from ..resources import data_folder
+
+DEFAULTS = {
+    "SCENARIOS_DIR": SCENARIOS_DIR,
+    "REPLAY_CACHE_SIZE": 64,
+    # Per worker. One replay of a 1,000-message transcript holds up to about 30 MB.
+    "REPLAY_CACHE_MAX_BYTES": 128 * 1024 * 1024,
+    "MAX_CONTENT_LENGTH": 2 * 1024 * 1024,
+    "BABEL_DEFAULT_LOCALE": "en",
+    "BABEL_TRANSLATION_DIRECTORIES": str(data_folder("translations")),
+    # Pasted transcripts (README: "Bring your own transcript"): a cap per transcript and a cap
+    # for the whole store, which several servers can share.
+    "TRANSCRIPT_MAX_BYTES": 1_000_000,
+    "TRANSCRIPT_STORE_MAX_BYTES": 256 * 1024 * 1024,
+    # Behind a reverse proxy, how many proxies' X-Forwarded-For to trust to tell clients apart.
+    "TRUSTED_PROXY_HOPS": 0,
+    # Past a few thousand messages a replay's memory and the comparison panel's time grow
+    # with the square of the length (docs/hardening.md: 10,000 tiny messages took GBs and minutes).
+    "TRANSCRIPT_MAX_MESSAGES": 1000,
+    # A bounded cost per request (web/limits.py): CPU and wall-clock seconds a page may use, and
+    # how long chats take turns.
+    "REQUEST_CPU_SECONDS": 8.0,
+    "REQUEST_WALL_SECONDS": 20.0,
+    "LONG_CHAT_MESSAGES": 200,
+    "LONG_CHATS_AT_ONCE": 1,
+    "LONG_CHAT_WAITERS": 2,
+    "LONG_CHAT_WAIT_SECONDS": 10.0,
+    # The types this app answers with (Flask-Compress's own list lacks CSV).
+    "COMPRESS_MIMETYPES": ["text/html", "application/json", "text/csv", "text/plain", "image/svg+xml"],
+}
+
+
+def init_app(app: Flask, test_config: dict | None) -> None:
+    app.config.from_mapping(DEFAULTS)
+    # A user's own scenario folders, added to the built-in ones (README: "Your own scenarios"),
+    # read from the environment when the app is made.
+    app.config["USER_SCENARIOS_DIRS"] = user_scenario_folders()
+    if test_config:
+        app.config.from_mapping(test_config)
+    app.config.setdefault("TRANSCRIPT_DIR", str(Path(app.instance_path) / "transcripts"))
+    # One client's share of the store (its IPv4 address or IPv6 /64): past it, its own oldest
+    # transcripts make room, so no one visitor can push out everyone else's.
+    app.config.setdefault("TRANSCRIPT_CLIENT_MAX_BYTES", app.config["TRANSCRIPT_STORE_MAX_BYTES"] // 16)
+    if app.config["TRUSTED_PROXY_HOPS"]:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=app.config["TRUSTED_PROXY_HOPS"])

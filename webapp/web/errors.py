@@ -1,0 +1,65 @@
+"""Every error as a page that says what was wrong and what to do, in the page's language, or
+as its fragment for htmx, swapped where the request came from; never a stack trace."""
+
+from __future__ import annotations
+
+from flask import Flask, current_app, render_template, request
+from flask_babel import format_number
+from flask_babel import gettext as _
+from jinja2_fragments.flask import render_block
+from werkzeug.exceptions import HTTPException
+
+from ..core.engine.remote_summarizer import SummarizerError
+from .htmx import is_htmx
+from .state import StateError
+
+
+def init_app(app: Flask) -> None:
+    app.register_error_handler(StateError, lambda error: error_page(error.status, error.problems))
+    app.register_error_handler(SummarizerError, summarizer_failed)
+    app.register_error_handler(HTTPException, http_error)
+    app.register_error_handler(Exception, unexpected)
+
+
+def summarizer_failed(error: SummarizerError):
+    # The endpoint's address and its answer are for the operator's log, not for visitors.
+    current_app.logger.warning("summarizer: %s", error)
+    return error_page(502, [_("The summarizer is unavailable right now. Every other strategy still works: pick another one, or try again in a minute.")])
+
+
+def http_error(error: HTTPException):
+    messages = {
+        404: _("There is no page at this address."),
+        405: _("This address does not accept that method."),
+        413: _("What you sent is too large: the limit is %(limit)s bytes.", limit=format_number(current_app.config["MAX_CONTENT_LENGTH"])),
+    }
+    return error_page(error.code or 500, [messages.get(error.code, error.description or error.name)])
+
+
+def unexpected(error: Exception):
+    if isinstance(error, HTTPException):
+        return http_error(error)
+    current_app.logger.exception("unexpected error")
+    return error_page(500, [_("Something went wrong on our side. The error is logged.")])
+
+
+def error_page(status: int, problems: list[str]):
+    """The error page, or its fragment for an htmx request (swapped where the request came from)."""
+    titles = {
+        400: _("Bad request"),
+        404: _("Not found"),
+        413: _("Too large"),
+        422: _("Too much to compute"),
+        500: _("Server error"),
+        502: _("Summarizer unavailable"),
+        503: _("Busy"),
+    }
+    context = {"status": status, "title": titles.get(status, str(status)), "problems": problems}
+    if is_htmx():
+        # Where the request came from: the element it was to swap (the well, the comparison
+        # panel, a collapsed view being opened), in the page's language.
+        target = request.headers.get("HX-Target") or "main"
+        body = render_block("error.html", "problem", **context)
+        headers = {"HX-Retarget": f"#{target}", "HX-Reswap": "innerHTML", "HX-Push-Url": "false", "Vary": "HX-Target"}
+        return body, status, headers
+    return render_template("error.html", **context), status

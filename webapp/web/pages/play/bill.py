@@ -1,0 +1,60 @@
+"""The bill panel: SENT so far, what this call added, the growth of the request, the cost, and a
+bar per call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ....core.engine.replay import Replay, per_replay
+
+if TYPE_CHECKING:
+    from . import PlayData
+
+
+@dataclass
+class Bill:
+    sent_total: int
+    this_call: int  # what SENT grew by on this call (the request, plus any summarizer input)
+    tokens: int
+    growth: int | None  # this request minus the previous one
+    cost: float
+    price: float
+    bars: list[tuple[int, int]]  # (call, what SENT grew by) for every call
+    bar_max: int
+    summarizer_output: int
+
+    @property
+    def slot(self) -> float:
+        """Width of one call's slot in the bars' 560-unit row."""
+        return 560 / len(self.bars)
+
+    @property
+    def labelled(self) -> bool:
+        """Whether each bar gets its call number under it (not when they would crowd)."""
+        return len(self.bars) <= 24
+
+
+@per_replay
+def increments(result: Replay) -> list[tuple[int, int]]:
+    """(call, what SENT grew by on it) for every call."""
+    totals = [0] + [call.sent_total for call in result.calls]
+    return [(call.number, totals[call.number] - totals[call.number - 1]) for call in result.calls]
+
+
+def bill(data: PlayData) -> Bill:
+    """The bill panel at the page's call: SENT, this call's share of it, and its cost."""
+    result, call = data.result, data.call
+    previous = result.calls[call.number - 2] if call.number > 1 else None
+    bars = increments(result)
+    return Bill(
+        sent_total=call.sent_total,
+        this_call=call.sent_total - (previous.sent_total if previous else 0),
+        tokens=call.tokens,
+        growth=call.tokens - previous.tokens if previous else None,
+        cost=data.cost,
+        price=data.view.price,
+        bars=bars,
+        bar_max=max((amount for _, amount in bars), default=1) or 1,
+        summarizer_output=call.summarizer_output_total,
+    )

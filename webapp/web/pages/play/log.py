@@ -1,0 +1,105 @@
+"""The event log, one group of events per call, and the one sentence a screen reader hears of
+a call."""
+
+from __future__ import annotations
+
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from flask_babel import ngettext
+
+from ....core.engine.replay import Call, Event, Replay
+from ...languages import number as format_number
+from ...languages import percent
+from ...story import close_up
+
+
+def event_text(event: Event) -> str:
+    d = event.detail
+    n = format_number
+    texts = {
+        "user_message": lambda: _("request %(request)s enters the history", request=d.get("request")),
+        "compact": lambda: _("%(before)s → %(after)s tokens", before=n(d["before"]), after=n(d["after"])),
+        "turn_start": lambda: _("request %(request)s, turn %(turn)s", request=d.get("request"), turn=d.get("turn")),
+        "model_call": lambda: _("%(tokens)s tokens in %(messages)s messages", tokens=n(d["tokens"]), messages=d["messages"]),
+        "tool_call": lambda: d.get("name", ""),
+        "tool_result": lambda: _("result of %(name)s", name=d.get("name") or d.get("tool_call_id", "")),
+        "turn_end": lambda: _("turn %(turn)s done", turn=d.get("turn")),
+        "overflow": lambda: _("%(tokens)s tokens do not fit the %(window)s-token window", tokens=n(d["tokens"]), window=n(d["window"])),
+        "invalid_request": lambda: "; ".join(d.get("problems", [])),
+        "warning": lambda: _(
+            "%(tokens)s tokens: past the alert line (%(alert)s), under the red line (%(line)s)", tokens=n(d["tokens"]), alert=n(d["alert"]), line=n(d["line"])
+        ),
+        "notice": lambda: _("still too big after every level: a notice tells the user that old details may be gone")
+        if d.get("added")
+        else _("the notice that old details may be gone stays in the request"),
+        "pinned_kept": lambda: _(
+            "stopped at %(tokens)s tokens, above its aim: only pinned messages were left to cut", tokens=n(d["tokens"])
+        ),
+        "no_room_for_reply": lambda: _(
+            "%(tokens)s + a %(reply)s-token reply > %(window)s", tokens=n(d["tokens"]), reply=n(d["reply_tokens"]), window=n(d["window"])
+        ),
+    }
+    return texts.get(event.kind, lambda: "")()
+
+
+def event_log(result: Replay, number: int, first: int = 1) -> list[dict]:
+    """The events of calls first..number, one group per call."""
+    return [
+        {
+            "call": call.number,
+            "current": call.number == number,
+            "events": [{"kind": e.kind, "text": event_text(e)} for e in call.events],
+        }
+        for call in result.calls[first - 1 : number]
+    ]
+
+
+def call_sentence(result: Replay, call: Call) -> str:
+    """One sentence that says what this call did, for the live region."""
+    base = _(
+        "Call %(call)s of %(calls)s, request %(request)s: %(tokens)s tokens sent, %(share)s of the window.",
+        call=call.number,
+        calls=len(result.calls),
+        request=call.request_number,
+        tokens=format_number(call.tokens),
+        share=percent(call.tokens / result.settings.window),
+    )
+    compaction = call.compaction
+    if compaction is not None:
+        if compaction.changed:
+            base += " " + _(
+                "Compaction shrank the request from %(before)s to %(after)s tokens.",
+                before=format_number(compaction.tokens_before),
+                after=format_number(compaction.tokens_after),
+            )
+            if compaction.cleared:
+                base += " " + ngettext(
+                    "It cleared %(num)d old tool result (%(tokens)s tokens).",
+                    "It cleared %(num)d old tool results (%(tokens)s tokens).",
+                    len(compaction.cleared),
+                    tokens=format_number(compaction.cleared_tokens),
+                )
+            if compaction.destroyed:
+                base += " " + ngettext(
+                    "It truncated %(num)d result of a tool that cannot be called again: that content is gone for good.",
+                    "It truncated %(num)d results of a tool that cannot be called again: that content is gone for good.",
+                    len(compaction.destroyed),
+                )
+        elif compaction.held_back:
+            base += " " + _(
+                "The request is over the line, but clearing would take off only %(tokens)s tokens, fewer than \"clear at least\": it is sent as it is and the prompt cache stays whole.",
+                tokens=format_number(compaction.held_back),
+            )
+        else:
+            base += " " + _("The request is over the line but there was nothing outside KEEP to compact.")
+    if call.overflow:
+        base += " " + _(
+            "Gulp: the provider counts %(tokens)s tokens, more than the model's %(window)s-token window.",
+            tokens=format_number(call.provider_tokens),
+            window=format_number(result.settings.real_window),
+        )
+    elif call.no_room_for_reply:
+        base += " " + _("The request fits, but the reply does not: it will be cut short or rejected.")
+    if call.problems:
+        base += " " + _("An API would reject this request: a tool call and its result were separated.")
+    return close_up(base, str(get_locale()))

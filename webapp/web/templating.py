@@ -1,0 +1,34 @@
+"""The templates' environment: the globals and filters every page uses, strict about names,
+and written without the whitespace people indent templates with."""
+
+from __future__ import annotations
+
+from flask import Flask
+from markupsafe import Markup
+from jinja2 import StrictUndefined
+
+from .languages import html_lang, language_links, money, number, percent, whole_numbers
+from .squeeze import Squeeze, squeeze
+from .story import close_up, message_name
+
+
+def init_app(app: Flask) -> None:
+    env = app.jinja_env
+    env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, message_name=message_name)
+    # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
+    env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up, squeeze=squeeze)
+    env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
+    # No lines left behind by template tags: a step's answer is mostly markup, so its
+    # indentation is a good part of its bytes.
+    env.trim_blocks = env.lstrip_blocks = True
+    env.add_extension(Squeeze)
+
+
+def oob_attr(oob: bool, how: str = "true") -> Markup:
+    """Marks a block for an out-of-band swap when it is sent as a fragment."""
+    return Markup(' hx-swap-oob="{0}"').format(how) if oob else Markup("")
+
+
+def tokens(value: float) -> str:
+    """A token count as people read it: whole, with the locale's grouping."""
+    return whole_numbers()(value)
