@@ -17,8 +17,9 @@ from webapp.core.inputs.library import open_scenario
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.scenarios import parse_scenario_toml
 from webapp.core.engine.history import tool_pair_problems
-from webapp.core.settings import STRATEGIES, SettingsError
-from webapp.core.engine.strategies import BREAKS_TOOL_PAIRS, LEVELS
+from webapp.core.engine.strategies import LEVELS
+from webapp.core.settings import SettingsError
+from webapp.core.strategy_catalog import STRATEGIES, Strategy
 from webapp.core.counting.tokens import get_counter
 
 # With a tiktoken counter a block's tokens are its units, so hand-computed cases stay readable.
@@ -254,8 +255,8 @@ def test_a_strategy_added_to_the_registry_is_compared_and_a_broken_one_is_ruled_
                 work.dropped.append(item.id)
                 return
 
-    monkeypatch.setitem(STRATEGIES, "broken-drop", "drops tool calls, keeps their results")
-    monkeypatch.setitem(LEVELS, "broken-drop", (drop_calls_keep_results,))
+    monkeypatch.setitem(LEVELS, "drop-calls", drop_calls_keep_results)
+    monkeypatch.setitem(STRATEGIES, "broken-drop", Strategy("broken-drop", "drops tool calls, keeps their results", ("drop-calls",)))
     comparison = compare(open_scenario("bike-shop"))
     broken = comparison.column("broken-drop")
     assert broken is not None
@@ -322,7 +323,7 @@ def test_the_verdict_is_the_cheapest_sound_column(cache):
     sound = [
         c
         for c in comparison.columns
-        if not c.facts_lost and not c.overflows and not c.no_room_calls and c.valid_requests and c.strategy not in BREAKS_TOOL_PAIRS
+        if not c.facts_lost and not c.overflows and not c.no_room_calls and c.valid_requests and not STRATEGIES[c.strategy].breaks_pairs
     ]
     cheapest = min(c.bill.cost for c in sound)
     winner = comparison.column(comparison.verdict.winner)

@@ -8,7 +8,8 @@ import pytest
 from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.scenarios import load_library
-from webapp.core.settings import STRATEGIES, parse_settings
+from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.settings import parse_settings
 
 LIBRARY = load_library(SCENARIOS_DIR)
 

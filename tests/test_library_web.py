@@ -13,7 +13,7 @@ import pytest
 
 from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.inputs.scenarios import load_library, transcript_id
-from webapp.core.settings import STRATEGIES
+from webapp.core.strategy_catalog import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)
 

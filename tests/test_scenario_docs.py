@@ -23,7 +23,8 @@ from webapp.core.inputs.scenarios import (
     UserEntry,
     parse_scenario_toml,
 )
-from webapp.core.settings import STRATEGIES, Settings, parse_settings
+from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.settings import Settings, parse_settings
 from webapp.core.analysis.story import narration_at
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "scenarios.md").read_text(encoding="utf-8")

@@ -13,7 +13,8 @@ from tests.test_i18n import FRENCH_PLAIN_SPACE
 from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.scenarios import ScenarioError, load_library, parse_scenario_toml
-from webapp.core.settings import STRATEGIES, parse_settings
+from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.settings import parse_settings
 from webapp.core.analysis.story import explain, facts_state, narration_at
 
 LIBRARY = load_library(SCENARIOS_DIR)

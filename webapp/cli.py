@@ -9,36 +9,37 @@ import os
 import signal
 import sys
 
+from pydantic import BaseModel
+
 from .core.analysis.compare import Comparison, check_call, compare, comparison_json, english, summary_row, verdict_notices
 from .core.analysis.layers import layer_use, request_layers
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
-from .core.analysis.pricing import parse_pricing
+from .core.analysis.pricing import Pricing, parse_pricing
 from .core.engine.replay import Replay, replay
 from .core.inputs.scenarios import ScenarioError
 from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from .core.output.serialize import origin_json, replay_json
-from .core.settings import SettingsError, parse_settings
+from .core.settings import Settings, SettingsError, parse_settings
+from .core.strategy_catalog import STRATEGIES
 
-SETTING_FLAGS = (
-    "strategy", "window", "model_window", "threshold", "keep", "keep_unit", "counter", "preview", "clear_at_least",
-    "exclude_tools", "alert", "target", "pin",
-)
-SWITCHES = {
-    "keep_facts": "tell the summarizer the critical facts",
-    "clear_tool_inputs": "clear-tool-results: clear the arguments of the calls whose results are cleared too",
-}
-PRICING_FLAGS = ("cache", "price", "cached_share", "output_price")
+# On the command line, a replay setting or a price is a flag of the same name (--keep-unit),
+# and a yes/no setting a switch: written from the fields of Settings and Pricing, with their
+# descriptions as help, so a new setting needs no change here.
+# Where a flag needs other words than its field's description:
+WORDS = {"pin": Settings.model_fields["pin"].description + " (write --pin=-m3)"}
+COMPARE_WORDS = {**WORDS, "strategy": "the strategy marked with * in the table", "keep_facts": "mark the keep-facts column of the strategy"}
 
 
-FLAG_HELP = {
-    "keep_unit": "what --keep counts: requests (default), tool_results or turns",
-    "clear_at_least": "clear-tool-results: clear at least this many tokens each time, or nothing",
-    "exclude_tools": "clear-tool-results: tools whose results are never cleared, comma-separated",
-    "alert": "the alert line, a share of the window below --threshold: a warning above it (default 0: none)",
-    "target": "compaction aims at or below this share of the window, below --threshold (default 0: the line)",
-    "pin": "message ids no strategy touches, besides the scenario's (m3,m7); -m3 unpins one (write --pin=-m3)",
-}
+def add_fields(parser: argparse.ArgumentParser, model: type[BaseModel], words: dict[str, str] | None = None) -> None:
+    """A flag (or, for a yes/no field, a switch) for each field of `model`; `words` replace
+    a field's own description as its help."""
+    for name, field in model.model_fields.items():
+        help_text = (words or {}).get(name, field.description)
+        if field.annotation is bool:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, action="store_true", default=None, help=help_text)
+        else:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, help=help_text)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -53,23 +54,16 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     play = commands.add_parser("replay", help="replay one scenario call by call")
     play.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or a .json / .traj transcript (any format docs/transcripts.md lists)")
-    for flag in SETTING_FLAGS:
-        play.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help=FLAG_HELP.get(flag))
-    for switch, help_text in SWITCHES.items():
-        play.add_argument(f"--{switch.replace('_', '-')}", action="store_true", default=None, help=help_text)
+    add_fields(play, Settings, WORDS)
     play.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     play.add_argument(
         "--layers", action="store_true", help="add each call's tokens by layer (the manual's budget; * over its share)"
     )
     side = commands.add_parser("compare", help="replay every strategy on one scenario and compare them")
     side.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or a .json / .traj transcript (any format docs/transcripts.md lists)")
-    for flag in SETTING_FLAGS:
-        side.add_argument(f"--{flag.replace('_', '-')}", dest=flag, help="the strategy marked with * in the table" if flag == "strategy" else FLAG_HELP.get(flag))
-    side.add_argument("--keep-facts", action="store_true", default=None, help="mark the keep-facts column of the strategy")
-    side.add_argument("--clear-tool-inputs", action="store_true", default=None, help=SWITCHES["clear_tool_inputs"])
+    add_fields(side, Settings, COMPARE_WORDS)
     side.add_argument("--call", type=int, help="the call whose request is shown (default: the last)")
-    for flag in PRICING_FLAGS:
-        side.add_argument(f"--{flag.replace('_', '-')}", dest=flag)
+    add_fields(side, Pricing)
     side.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     commands.add_parser("list", help="list the scenarios (the built-in ones and those of SCENARIOS_DIR)")
     serve = commands.add_parser("serve", help="serve the playground in the browser with gunicorn")
@@ -98,11 +92,10 @@ def _run(argv: list[str] | None) -> int:
         if args.command == "serve":
             return _serve(args.host, args.port, args.workers)
         scenario = open_scenario(args.scenario)
-        values = {flag: getattr(args, flag) for flag in SETTING_FLAGS}
-        values.update({switch: getattr(args, switch) for switch in SWITCHES})
+        values = {name: getattr(args, name) for name in Settings.model_fields}
         settings = parse_settings(values, scenario.settings)
         if args.command == "compare":
-            comparison = compare(scenario, settings, parse_pricing({flag: getattr(args, flag) for flag in PRICING_FLAGS}))
+            comparison = compare(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}))
             call = check_call(comparison, args.call)
         else:
             endpoint = summarizer_config()  # PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY
@@ -156,7 +149,7 @@ def table(result: Replay, layers: bool = False) -> str:
         + (f" · model's window {s.model_window:,}" if s.model_window else "")
         + " · "
         f"line {s.threshold:.0%} ({s.limit:,.0f}){line_words(s)} · {keep_words(s)} · counter {s.counter}"
-        + (f" · {clearing_words(s)}" if s.strategy == "clear-tool-results" else "")
+        + (f" · {clearing_words(s)}" if STRATEGIES[s.strategy].options else "")
         + pinned_words(result.scenario, s),
         f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<58} {'sent so far':>11}"
         + ("".join(f" {MANUAL_KEYS[layer]:>8}" for layer in REQUEST_LAYERS) if layers else ""),

@@ -9,25 +9,8 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .i18n import N_
+from .strategy_catalog import STRATEGIES
 
-STRATEGIES = {
-    "none": N_("never compacts: every call resends the whole history"),
-    "truncate": N_("level 1: old tool results become a one-line note"),
-    "drop": N_("level 2: old exchanges are dropped whole"),
-    "truncate-drop": N_("level 1, then level 2 if that was not enough: the reference compact() of the Compaction pattern"),
-    "summarize": N_("old exchanges become one summary message (costs a model call)"),
-    "naive-drop": N_(
-        "deliberately broken, for the lesson: drops one message at a time, oldest first, "
-        "splitting tool calls from their results as some libraries do"
-    ),
-    "clear-tool-results": N_(
-        "old tool results become a short placeholder, oldest first, at least a set number of "
-        "tokens at a time (Anthropic's context editing)"
-    ),
-    "by-layer": N_(
-        "the manual's levels: retrieval first, then old history, then the oldest; a notice if still too big"
-    ),
-}
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
 # assistant reply and the tool results that answer it). One request with a hundred tool calls
@@ -42,49 +25,89 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 PIN = re.compile(r"^-?m[1-9][0-9]{0,6}$")
 
 
+def offered(label: str, **extra: Any) -> dict[str, Any]:
+    """Field metadata that puts a setting in the settings form (web/settings_form.py), under
+    `label` (marked for translation), with `extra` where the form's input differs from what
+    the field's type and bounds say (`low`: the smallest value the input offers)."""
+    return {"form": {"label": label, **extra}}
+
+
 class Settings(BaseModel):
     """Everything that shapes a replay. Frozen, so it can key a cache."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     strategy: str = Field("truncate-drop", description="how the loop compacts: " + ", ".join(STRATEGIES))
-    window: int = Field(8000, ge=100, le=10_000_000, description="the model's context window, in tokens")
+    window: int = Field(
+        8000, ge=100, le=10_000_000, description="the model's context window, in tokens", json_schema_extra=offered(N_("Window (tokens)"))
+    )
     model_window: int = Field(
         0,
         ge=0,
         le=10_000_000,
         description="the window the model really has, when the compactor was told another (0: the same as window)",
+        json_schema_extra=offered(N_("Model's window (0: same)")),
     )
     threshold: float = Field(
-        0.8, gt=0, le=1, description="compact when a request passes this share of the window"
+        0.8,
+        gt=0,
+        le=1,
+        description="compact when a request passes this share of the window",
+        # The smallest line a form offers: a share above 0, to a hundredth.
+        json_schema_extra=offered(N_("Red line (share of the window)"), low=0.01),
     )
-    keep: int = Field(2, ge=1, le=1000, description="how much recent history the compactor never touches (KEEP), counted in keep_unit")
+    alert: float = Field(
+        0,
+        ge=0,
+        lt=1,
+        description="the alert line: a request above this share of the window logs a warning (0: no alert line); below threshold",
+        json_schema_extra=offered(N_("Alert line (share; 0: off)")),
+    )
+    target: float = Field(
+        0,
+        ge=0,
+        lt=1,
+        description="compaction aims below this share of the window (0: just below threshold, as the reference compact() does); below threshold",
+        json_schema_extra=offered(N_("Target after compaction (share; 0: the red line)")),
+    )
+    keep: int = Field(
+        2,
+        ge=1,
+        le=1000,
+        description="how much recent history the compactor never touches (KEEP), counted in keep_unit",
+        json_schema_extra=offered(N_("KEEP (how many)")),
+    )
     keep_unit: Literal["requests", "tool_results", "turns"] = Field(
-        "requests", description="what keep counts: " + ", ".join(KEEP_UNITS)
+        "requests", description="what keep counts: " + ", ".join(KEEP_UNITS), json_schema_extra=offered(N_("Keep counts"))
     )
     counter: Literal["estimate", "cl100k_base", "o200k_base"] = Field(
-        "estimate", description="how tokens are counted: " + ", ".join(COUNTER_NAMES)
+        "estimate", description="how tokens are counted: " + ", ".join(COUNTER_NAMES), json_schema_extra=offered(N_("Token counter"))
     )
-    preview: int = Field(150, ge=0, le=10_000, description="characters of a truncated result kept as a preview")
+    preview: int = Field(
+        150,
+        ge=0,
+        le=10_000,
+        description="characters of a truncated result kept as a preview",
+        json_schema_extra=offered(N_("Preview of a truncated result (characters)")),
+    )
     keep_facts: bool = Field(False, description="tell the summarizer which facts must survive")
     clear_at_least: int = Field(
         0,
         ge=0,
         le=10_000_000,
         description="clear-tool-results: clear at least this many tokens each time it acts, or clear nothing",
+        json_schema_extra=offered(N_("Clear at least (tokens)")),
     )
     exclude_tools: str = Field(
-        "", max_length=2000, description="clear-tool-results: tools whose results are never cleared, comma-separated"
+        "",
+        max_length=2000,
+        description="clear-tool-results: tools whose results are never cleared, comma-separated",
+        json_schema_extra=offered(N_("Never clear (tools)")),
     )
     clear_tool_inputs: bool = Field(
-        False, description="clear-tool-results: also clear the arguments of the calls whose results are cleared"
-    )
-
-    alert: float = Field(
-        0, ge=0, lt=1, description="the alert line: a request above this share of the window logs a warning (0: no alert line); below threshold"
-    )
-    target: float = Field(
-        0, ge=0, lt=1, description="compaction aims below this share of the window (0: just below threshold, as the reference compact() does); below threshold"
+        False,
+        description="clear-tool-results: also clear the arguments of the calls whose results are cleared",
+        json_schema_extra=offered(N_("Clear the calls' arguments too")),
     )
     pin: str = Field(
         "",

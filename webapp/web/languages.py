@@ -16,7 +16,8 @@ from flask_babel import gettext as _
 
 from ..core.counting.tokens import COUNTERS
 from ..core.model import LANGUAGES
-from ..core.settings import COUNTER_NAMES, STRATEGIES
+from ..core.settings import COUNTER_NAMES
+from ..core.strategy_catalog import STRATEGIES
 
 # Each language named in itself, so a reader finds theirs whatever the page's language.
 LANGUAGE_NAMES = {"en": "English", "fr": "Français", "zh": "中文"}
@@ -60,7 +61,7 @@ def request_catalog():
 
 def strategy_descriptions() -> dict[str, str]:
     """Each strategy's name and what it does, in the page's language."""
-    return {name: _(description) for name, description in STRATEGIES.items()}
+    return {name: _(strategy.description) for name, strategy in STRATEGIES.items()}
 
 
 def counter_labels() -> dict[str, str]:

@@ -165,7 +165,7 @@ class PageState:
             # The common case (a page has dozens of links that change the call or the block):
             # no new state, just these parameters, in their place.
             out = {name: value for name, value in self._params.items() if name not in changes}
-            out.update({name: _text(value) for name, value in changes.items() if value != _PAGE_DEFAULTS[name]})
+            out.update({name: url_text(value) for name, value in changes.items() if value != _PAGE_DEFAULTS[name]})
             return {name: out[name] for name in _ORDER if name in out}
         return dict(self.but(**changes)._params)
 
@@ -179,7 +179,7 @@ class PageState:
             elif each.name == "pricing":
                 out.update(_differences(value, PRICING))
             elif "read" in each.metadata and value != each.default:
-                out[each.name] = _text(value)
+                out[each.name] = url_text(value)
         return out
 
     def url(self, endpoint: str = "play.page", *, relative: bool = False, **changes: Any) -> str:
@@ -207,7 +207,7 @@ class PageState:
         def link(value: Any) -> str:
             if value == default:  # left out of the URL, which may then be the bare path
                 return self.url(relative=True, **{name: value}, **fixed)
-            return f"{head}{_text(value)}{tail}"
+            return f"{head}{url_text(value)}{tail}"
 
         return link
 
@@ -219,13 +219,14 @@ class PageState:
 
 def _differences(model: BaseModel, defaults: BaseModel) -> dict[str, str]:
     return {
-        name: _text(value)
+        name: url_text(value)
         for name, value in model.model_dump().items()
         if value != getattr(defaults, name)
     }
 
 
-def _text(value: Any) -> str:
+def url_text(value: Any) -> str:
+    """A value as a URL (or a form field) writes it."""
     if isinstance(value, bool):
         return "1" if value else "0"
     if isinstance(value, float):

@@ -7,7 +7,9 @@ from flask import Flask
 from markupsafe import Markup
 from jinja2 import StrictUndefined
 
+from ..core.strategy_catalog import STRATEGIES
 from .languages import html_lang, language_links, money, number, percent, whole_numbers
+from .settings_form import FORM_FIELDS, settings_inputs
 from .squeeze import Squeeze, squeeze
 from .story import close_up, message_name
 
@@ -15,6 +17,10 @@ from .story import close_up, message_name
 def init_app(app: Flask) -> None:
     env = app.jinja_env
     env.globals.update(oob_attr=oob_attr, tokens=tokens, html_lang=html_lang, language_links=language_links, message_name=message_name)
+    # The strategies' records, for what a page shows only with some (the legend's swatches).
+    env.globals["strategies_by_name"] = STRATEGIES
+    # The settings form, written from the fields of Settings.
+    env.globals.update(settings_inputs=settings_inputs, settings_form_fields=FORM_FIELDS)
     # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
     env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up, squeeze=squeeze)
     env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first

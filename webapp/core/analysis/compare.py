@@ -23,8 +23,8 @@ from .pricing import Bill, Pricing, bill
 from ..engine.remote_summarizer import SummarizerError
 from ..engine.replay import Call, Replay, replay
 from ..model import Fact, Scenario
-from ..settings import STRATEGIES, Settings, SettingsError
-from ..engine.strategies import BREAKS_TOOL_PAIRS, LEVELS, summarize_level
+from ..settings import Settings, SettingsError
+from ..strategy_catalog import STRATEGIES
 
 
 # --- The comparison --------------------------------------------------------------------------
@@ -133,7 +133,7 @@ class Column:
     def recommendable(self) -> bool:
         """Sound on this chat, and sound by design: it never separates a tool call from its
         results, so being valid here was not luck."""
-        return self.sound and self.strategy not in BREAKS_TOOL_PAIRS
+        return self.sound and not STRATEGIES[self.strategy].breaks_pairs
 
     def sends_same_as(self, other: Column) -> bool:
         """Identical requests on every call (and so identical figures)."""
@@ -146,18 +146,13 @@ def column_key(strategy: str, keep_facts: bool) -> str:
     return f"{strategy}+facts" if keep_facts else strategy
 
 
-def summarizes(strategy: str) -> bool:
-    """Whether the strategy calls the summarizer, so keep facts changes what it does."""
-    return summarize_level in LEVELS.get(strategy, ())
-
-
 def variants(settings: Settings) -> list[Settings]:
     """The settings of every column: each registered strategy, and each one that summarizes
     once more with keep facts; window, line, keep and counter as given."""
     out = []
     for name in STRATEGIES:
         out.append(settings.model_copy(update={"strategy": name, "keep_facts": False}))
-        if summarizes(name):
+        if STRATEGIES[name].summarizes:
             out.append(settings.model_copy(update={"strategy": name, "keep_facts": True}))
     return out
 

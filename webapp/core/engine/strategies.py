@@ -24,6 +24,7 @@ from typing import Callable
 from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, keep_start
 from ..model import Fact
 from ..settings import Settings
+from ..strategy_catalog import STRATEGIES
 from .summarizer import Summarizer
 from ..counting.tokens import Counter, Message
 
@@ -109,7 +110,7 @@ class Context:
         if block.id in self.pinned:
             self.passed_over.add(block.id)
             return True
-        return block.state == "notice" or (block.layer == "memory" and self.settings.strategy == "by-layer")
+        return block.state == "notice" or (block.layer == "memory" and STRATEGIES[self.settings.strategy].by_layer)
 
     def block(self, template: Block, message: Message, **changes) -> Block:
         return Block(
@@ -126,7 +127,7 @@ class Context:
         """Indexes in history[start:end] that stay when the rest goes: the kept blocks, and
         those a kept block cannot be sent without (the reply that made its tool call, the
         other results of that reply, a kept reply's results)."""
-        if not self.pinned and self.settings.strategy != "by-layer":
+        if not self.pinned and not STRATEGIES[self.settings.strategy].by_layer:
             return set()  # only by-layer keeps memory and its notice: nothing else to look for
         kept = {index for index in range(start, end) if self.kept(history[index])}
         for index in list(kept):
@@ -460,19 +461,17 @@ def _tool_names(history: list[Block]) -> dict[str, str]:
     return names
 
 
-LEVELS: dict[str, tuple[Level, ...]] = {
-    "none": (),
-    "truncate": (truncate_level,),
-    "drop": (drop_level,),
-    "truncate-drop": (truncate_level, drop_level),
-    "summarize": (summarize_level,),
-    "naive-drop": (naive_drop_level,),
-    "clear-tool-results": (clear_level,),
-    "by-layer": (retrieval_level, truncate_level, drop_level, oldest_level, notice_level),
+# The levels a strategy of the catalog (strategy_catalog.py) names, in the order it runs them.
+LEVELS: dict[str, Level] = {
+    "truncate": truncate_level,
+    "drop": drop_level,
+    "summarize": summarize_level,
+    "naive-drop": naive_drop_level,
+    "clear": clear_level,
+    "retrieval": retrieval_level,
+    "oldest": oldest_level,
+    "notice": notice_level,
 }
-# Strategies that may separate a tool call from its results, on purpose: a comparison never
-# recommends one, even on a chat where its requests happened to stay valid.
-BREAKS_TOOL_PAIRS = frozenset({"naive-drop"})
 
 
 def compact(history: list[Block], units: int, context: Context) -> tuple[list[Block], int, Compaction | None]:
@@ -482,14 +481,15 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
     the request fits, or the strategy never compacts). The input list is not modified.
     """
     strategy = context.settings.strategy
-    if not context.above_line(units) or not LEVELS[strategy]:
+    levels = STRATEGIES[strategy].levels
+    if not context.above_line(units) or not levels:
         return history, units, None
     work = Work(list(history), units)
     context.passed_over.clear()
-    for level in LEVELS[strategy]:
+    for name in levels:
         if context.fits(work.units):
             break
-        level(work, context)
+        LEVELS[name](work, context)
     pinned_kept = ()
     if context.passed_over and not context.fits(work.units):
         pinned_kept = tuple(block.id for block in work.history if block.id in context.passed_over)

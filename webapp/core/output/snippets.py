@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..settings import Settings
+from ..strategy_catalog import STRATEGIES
 
 # What the seed's code does by itself, for the comments below.
 SEED_STRATEGY = "truncate-drop"
@@ -196,7 +197,7 @@ def compact(messages):
 
 def settings_code(settings: Settings) -> list[Snippet]:
     """The settings as code, one snippet per way of writing them."""
-    if settings.strategy == "clear-tool-results":
+    if "clear" in STRATEGIES[settings.strategy].levels:  # Anthropic's context editing, as its API takes it
         return [
             Snippet("python", anthropic_block(settings), "anthropic"),
             Snippet("python", python_clearing(settings), "seed"),

@@ -16,6 +16,7 @@ from ....core.model import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS
 from ....core.analysis.metrics import call_metrics, replay_hits
 from ....core.engine.replay import Replay, per_replay
 from ....core.drawing.well import first_version
+from ....core.strategy_catalog import STRATEGIES
 from ...languages import money, percent, whole_numbers
 from ...state import PageState
 
@@ -23,7 +24,7 @@ from ...state import PageState
 def layered(result: Replay) -> bool:
     """Whether the play page shows the budget by layer: the scenario has memory or retrieval
     messages, or the strategy is the manual's. The pattern page's lessons keep their plain well."""
-    return result.settings.strategy == "by-layer" or _has_layers(result)
+    return STRATEGIES[result.settings.strategy].by_layer or _has_layers(result)
 
 
 @per_replay
