@@ -16,7 +16,8 @@ from .core.analysis.layers import layer_use, request_layers
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
 from .core.analysis.pricing import Pricing, parse_pricing
-from .core.engine.replay import Replay, replay
+from .core.engine.replay import replay
+from .core.engine.calls import Replay
 from .core.inputs.scenarios import ScenarioError
 from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from .core.output.serialize import origin_json, replay_json

@@ -8,7 +8,8 @@ from typing import Any
 
 from ..core.engine.history import Block
 from ..core.lru import LRUCache
-from ..core.engine.replay import Replay, per_replay, replay
+from ..core.engine.replay import replay
+from ..core.engine.calls import Replay, per_replay
 from ..core.model import Scenario
 from ..core.settings import Settings
 from ..core.engine.summarizer import Summarizer

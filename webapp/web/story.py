@@ -10,7 +10,7 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from ..core.engine.replay import Replay
+from ..core.engine.calls import Replay
 from .languages import number
 from ..core.analysis.story import Arrival, CallStory, FactChange, Outcome, Struck, explain, narration_at
 

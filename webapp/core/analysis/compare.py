@@ -21,7 +21,8 @@ from ..i18n import N_
 from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
 from ..engine.remote_summarizer import SummarizerError
-from ..engine.replay import Call, Replay, replay
+from ..engine.replay import replay
+from ..engine.calls import Call, Replay
 from ..model import Fact, Scenario
 from ..settings import Settings, SettingsError
 from ..strategy_catalog import STRATEGIES

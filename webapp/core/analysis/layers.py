@@ -19,7 +19,7 @@ from ..counting.tokens import get_counter
 from ..model import REQUEST_LAYERS, ROOM_LAYERS, Budget
 
 if TYPE_CHECKING:
-    from ..engine.replay import Call, Replay
+    from ..engine.calls import Call, Replay
     from ..settings import Settings
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from .cache import CacheHit, MessageKeys, cache_hits
 from .layers import request_layers
 from ..model import MANUAL_KEYS
 from .pricing import Pricing, bill
-from ..engine.replay import Replay
+from ..engine.calls import Replay
 from ..counting.tokens import get_counter
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..engine.history import TOOL_RESULT_ROLES, Block
-from ..engine.replay import Call, Replay
+from ..engine.calls import Call, Replay
 from ..model import Condition, Fact, Narration
 
 FactsState = Literal["kept", "lost"]

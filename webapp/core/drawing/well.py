@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..engine.history import Block
-from ..engine.replay import Replay, per_replay
+from ..engine.calls import Replay, per_replay
 
 
 @dataclass(frozen=True)

@@ -151,3 +151,11 @@ class PairCheck:
 
     def _unanswered(self) -> list[tuple[str, str]]:
         return [(f"{self.where}[{at}].tool_calls", f"call {call_id!r} never gets its tool result") for call_id, at in self.open_calls.items()]
+
+
+def caller_of(history: list[Block], index: int, call_id: str | None) -> int | None:
+    """The reply before `index` that made the call `call_id`."""
+    for position in range(index - 1, -1, -1):
+        if call_id in history[position].tool_call_ids:
+            return position
+    return None

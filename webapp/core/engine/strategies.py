@@ -18,161 +18,9 @@ are the messages it cannot be sent without (its tool call, or its call's other r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
-from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, keep_start
-from ..model import Fact
-from ..settings import Settings
+from .compaction import Compaction, Context, Level, Work
+from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, caller_of
 from ..strategy_catalog import STRATEGIES
-from .summarizer import Summarizer
-from ..counting.tokens import Counter, Message
-
-
-@dataclass(frozen=True)
-class Compaction:
-    """What one compaction did, for the view and the event log."""
-
-    strategy: str
-    tokens_before: int
-    tokens_after: int
-    levels: tuple[str, ...] = ()
-    truncated: tuple[str, ...] = ()
-    dropped: tuple[str, ...] = ()
-    summarized: tuple[str, ...] = ()
-    summary_id: str | None = None
-    summarizer_input: int = 0
-    summarizer_output: int = 0
-    # Results of tools marked fetch_once that truncation destroyed: they cannot be fetched again.
-    destroyed: tuple[str, ...] = ()
-    # clear-tool-results: the results cleared, the assistant replies whose call arguments were
-    # cleared with them, and the tokens this took off the request (Anthropic's response reports
-    # the same two figures as cleared_tool_uses and cleared_input_tokens).
-    cleared: tuple[str, ...] = ()
-    inputs_cleared: tuple[str, ...] = ()
-    cleared_tokens: int = 0
-    # clear-tool-results left the request as it was: clearing every result it may clear would
-    # have taken off only this many tokens, fewer than clear_at_least.
-    held_back: int = 0
-    # by-layer: the retrieved documents compressed (message ids), and the overflow notice's id
-    # when the levels were not enough (the notice is added once and stays).
-    compressed: tuple[str, ...] = ()
-    notice: str | None = None
-    notice_added: bool = False
-    # Still above the aim, with pinned messages outside KEEP: only they were left to cut.
-    pinned_kept: tuple[str, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.truncated or self.dropped or self.summarized or self.cleared or self.compressed or self.notice_added)
-
-
-@dataclass
-class Context:
-    """What a strategy needs besides the history."""
-
-    settings: Settings
-    counter: Counter
-    floor_units: int
-    summarizer: Summarizer
-    facts: list[Fact] = field(default_factory=list)
-    fetch_once_tools: frozenset[str] = frozenset()
-    digests: dict[int, str] = field(default_factory=dict)
-    pinned: frozenset[str] = frozenset()
-    # The pinned messages this compaction would have cut, had they not been pinned: when it
-    # stops above its aim, they are what stopped it (a pinned message no level of the strategy
-    # would touch, such as a user message for truncate, is not in its way).
-    passed_over: set[str] = field(default_factory=set)
-    summaries_made: int = 0
-    # Where the last truncation scan stopped: history[:n] then held no tool result left to
-    # truncate, and a later scan starts there while the block at n - 1 is still in place
-    # (a drop or a summary moves it, and the next scan starts from the beginning again).
-    # Without it, a long chat rescans every old block at every call.
-    truncated_through: tuple[int, Block] | None = None
-
-    def tokens(self, units: int) -> int:
-        return self.counter.request_tokens(self.floor_units + units)
-
-    def above_line(self, units: int) -> bool:
-        """Whether a request this size must be compacted: it is above the red line."""
-        return self.tokens(units) > self.settings.limit
-
-    def fits(self, units: int) -> bool:
-        """Whether compaction may stop: at or below its aim (the target, else the line)."""
-        return self.tokens(units) <= self.settings.aim
-
-    def keep_start(self, history: list[Block]) -> int:
-        return keep_start(history, self.settings.keep, self.settings.keep_unit)
-
-    def kept(self, block: Block) -> bool:
-        """Never compacted: a pinned message, the overflow notice, and for by-layer long-term
-        memory (the manual's levels never compress it). Asked only of a block a level would cut."""
-        if block.id in self.pinned:
-            self.passed_over.add(block.id)
-            return True
-        return block.state == "notice" or (block.layer == "memory" and STRATEGIES[self.settings.strategy].by_layer)
-
-    def block(self, template: Block, message: Message, **changes) -> Block:
-        return Block(
-            id=changes.pop("id", template.id),
-            message=message,
-            units=self.counter.measure(message),
-            request=changes.pop("request", template.request),
-            layer=changes.pop("layer", template.layer),
-            group=changes.pop("group", template.group),
-            **changes,
-        )
-
-    def kept_with_partners(self, history: list[Block], start: int, end: int) -> set[int]:
-        """Indexes in history[start:end] that stay when the rest goes: the kept blocks, and
-        those a kept block cannot be sent without (the reply that made its tool call, the
-        other results of that reply, a kept reply's results)."""
-        if not self.pinned and not STRATEGIES[self.settings.strategy].by_layer:
-            return set()  # only by-layer keeps memory and its notice: nothing else to look for
-        kept = {index for index in range(start, end) if self.kept(history[index])}
-        for index in list(kept):
-            block = history[index]
-            if block.tool_call_ids:
-                caller = index
-            elif block.role == "tool":
-                caller = _caller(history, index, block.message.get("tool_call_id"))
-            else:
-                continue
-            if caller is None or caller < start:
-                continue
-            kept.add(caller)
-            ids = set(history[caller].tool_call_ids)
-            position = caller + 1
-            while position < end and history[position].role == "tool" and history[position].message.get("tool_call_id") in ids:
-                kept.add(position)
-                position += 1
-        return kept
-
-
-@dataclass
-class Work:
-    """A compaction under way: the history, its units, and what was done so far."""
-
-    history: list[Block]
-    units: int
-    truncated: list[str] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    summarized: list[str] = field(default_factory=list)
-    levels: list[str] = field(default_factory=list)
-    destroyed: list[str] = field(default_factory=list)
-    summary_id: str | None = None
-    summarizer_input: int = 0
-    summarizer_output: int = 0
-    cleared: list[str] = field(default_factory=list)
-    inputs_cleared: list[str] = field(default_factory=list)
-    cleared_tokens: int = 0
-    held_back: int = 0
-    compressed: list[str] = field(default_factory=list)
-    notice: str | None = None
-    notice_added: bool = False
-
-
-Level = Callable[[Work, Context], None]
 
 
 def _noted(block: Block, context: Context) -> Block:
@@ -355,18 +203,7 @@ def clear_level(work: Work, context: Context) -> None:
         if name in context.fetch_once_tools:
             destroyed.append(block.id)
         if settings.clear_tool_inputs:
-            caller = _caller(trial, index, call_id)
-            if caller is not None and not context.kept(trial[caller]):
-                reply = trial[caller]
-                calls = [
-                    {**call, "function": {**call.get("function", {}), "arguments": "{}"}} if call.get("id") == call_id else call
-                    for call in reply.message.get("tool_calls") or []
-                ]
-                emptied = context.block(reply, {**reply.message, "tool_calls": calls})
-                trial[caller] = emptied
-                units += emptied.units - reply.units
-                if reply.id not in inputs:
-                    inputs.append(reply.id)
+            units += _clear_arguments(trial, index, call_id, context, inputs)
         cleared_tokens += before - context.tokens(units)
         if context.fits(units) and cleared_tokens >= settings.clear_at_least:
             break
@@ -382,6 +219,24 @@ def clear_level(work: Work, context: Context) -> None:
     work.destroyed += destroyed
     work.cleared_tokens += cleared_tokens
     work.levels.append("clear")
+
+
+def _clear_arguments(trial: list[Block], index: int, call_id: str | None, context: Context, inputs: list[str]) -> int:
+    """Empties the arguments of the call whose result at `index` was cleared, in the reply that
+    made it (noted in `inputs`); returns the units this changed the request by."""
+    caller = caller_of(trial, index, call_id)
+    if caller is None or context.kept(trial[caller]):
+        return 0
+    reply = trial[caller]
+    calls = [
+        {**call, "function": {**call.get("function", {}), "arguments": "{}"}} if call.get("id") == call_id else call
+        for call in reply.message.get("tool_calls") or []
+    ]
+    emptied = context.block(reply, {**reply.message, "tool_calls": calls})
+    trial[caller] = emptied
+    if reply.id not in inputs:
+        inputs.append(reply.id)
+    return emptied.units - reply.units
 
 
 def retrieval_level(work: Work, context: Context) -> None:
@@ -442,14 +297,6 @@ def notice_level(work: Work, context: Context) -> None:
     work.units += notice.units
     work.notice_added = True
     work.levels.append("notice")
-
-
-def _caller(history: list[Block], index: int, call_id: str | None) -> int | None:
-    """The reply before `index` that made the call `call_id`."""
-    for position in range(index - 1, -1, -1):
-        if call_id in history[position].tool_call_ids:
-            return position
-    return None
 
 
 def _tool_names(history: list[Block]) -> dict[str, str]:

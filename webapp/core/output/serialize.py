@@ -8,7 +8,7 @@ from typing import Any
 from ..analysis.layers import request_layers
 from ..analysis.metrics import call_metrics, replay_hits
 from ..analysis.pricing import Pricing
-from ..engine.replay import Call, Replay
+from ..engine.calls import Call, Replay
 from ..model import Scenario
 from ..counting.tokens import estimated, get_counter
 from ..inputs.formats import FORMAT_LABELS, NO_CLAUDE_TOKENIZER

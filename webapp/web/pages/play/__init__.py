@@ -18,7 +18,7 @@ from flask_babel import gettext as _
 
 from ....core.analysis.layers import LayerUse
 from ....core.analysis.pricing import bill as priced
-from ....core.engine.replay import Call, Replay
+from ....core.engine.calls import Call, Replay
 from ....core.output.serialize import call_json, origin_json, request_body
 from ....core.output.snippets import settings_code
 from ....core.drawing.layers import bands

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ....core.engine.replay import Replay, per_replay
+from ....core.engine.calls import Replay, per_replay
 
 if TYPE_CHECKING:
     from . import PlayData

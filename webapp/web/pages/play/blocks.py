@@ -10,7 +10,7 @@ from ....core.counting.images import REMOTE_IMAGE_SIZE, image_parts, inline_imag
 from ....core.counting.tokens import COUNTERS, content_text, estimated
 from ....core.drawing.well import block_kind, latest_version, tool_names
 from ....core.engine.history import searchable
-from ....core.engine.replay import Replay, script_call_names
+from ....core.engine.calls import Replay, script_call_names
 from ...state import StateError
 from ...story import message_name
 from .well import block_label

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ....core.counting.tokens import content_text
-from ....core.engine.replay import Replay, per_replay
+from ....core.engine.calls import Replay, per_replay
 
 
 @dataclass

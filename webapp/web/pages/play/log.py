@@ -7,7 +7,7 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from ....core.engine.replay import Call, Event, Replay
+from ....core.engine.calls import Call, Event, Replay
 from ...languages import number as format_number
 from ...languages import percent
 from ...story import close_up

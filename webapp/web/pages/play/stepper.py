@@ -8,7 +8,7 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 
 from ....core.analysis.story import narration_at
-from ....core.engine.replay import Call, Replay, per_replay
+from ....core.engine.calls import Call, Replay, per_replay
 from ...languages import number as format_number
 from ...services import library
 from ...state import SPEEDS, PageState

@@ -11,7 +11,7 @@ from flask_babel import get_translations
 from ....core.engine.history import Block
 from ....core.i18n import N_
 from ....core.model import LAYER_WORDS, MANUAL_KEYS
-from ....core.engine.replay import Replay
+from ....core.engine.calls import Replay
 from ....core.drawing.well import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind, layout, tool_names
 from ...languages import percent, whole_numbers
 

@@ -1,0 +1,171 @@
+"""What a replay records: each model call (its request as blocks, its events, what compaction
+did, the facts and pinned messages it still holds), and the replay itself, with what pages
+derive from it and keep on it (`per_replay`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import wraps
+from typing import Any, Callable, TypeVar
+
+from ..counting.tokens import Message, call_names, get_counter
+from ..model import Fact, Scenario
+from ..settings import Settings
+from .history import Block
+from .compaction import Compaction
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the event log. `kind` is one of user_message, compact, turn_start,
+    model_call, tool_call, tool_result, turn_end, overflow (the request is larger than the
+    model's real window), invalid_request (an API would reject the request: a tool result
+    without its call, or a call without its result), no_room_for_reply (the request fits but
+    the reply does not: the provider rejects it or cuts the reply short), warning (the
+    request passes the alert line, not the red line), notice (by-layer's levels were not
+    enough: the overflow notice is in the request), pinned_kept (compaction stopped above its
+    aim: what it would have cut next is pinned)."""
+
+    kind: str
+    call: int
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+
+@dataclass(frozen=True)
+class FactStatus:
+    fact: Fact
+    present: bool
+    needed: bool
+
+    @property
+    def missing_when_needed(self) -> bool:
+        return self.needed and not self.present
+
+
+
+@dataclass(frozen=True)
+class PinStatus:
+    """A pinned message at one call: still sent, and sent exactly as written."""
+
+    id: str
+    present: bool
+    unchanged: bool
+
+
+
+@dataclass
+class Call:
+    number: int
+    request_number: int
+    turn: int
+    blocks: tuple[Block, ...]
+    tokens: int
+    keep_start: int
+    compaction: Compaction | None
+    events: list[Event]
+    sent_total: int
+    summarizer_output_total: int
+    overflow: bool
+    facts: list[FactStatus]
+    reply: Block | None
+    # What an API would reject in this request (tool pairs broken), one readable line each.
+    problems: tuple[str, ...] = ()
+    no_room_for_reply: bool = False
+    # The request as the provider counts it: `tokens` itself, unless the loop counts with the
+    # estimate (then PROVIDER_COUNTER's count). Overflow is decided on this number.
+    provider_tokens: int = 0
+    # Every pinned message that has entered the history by this call, checked.
+    pinned: tuple[PinStatus, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def request(self, prefix: Sequence[Message]) -> list[Message]:
+        """The messages exactly as sent: the scenario's prefix, then the history."""
+        return [*prefix, *(block.message for block in self.blocks)]
+
+
+
+@dataclass
+class Replay:
+    scenario: Scenario
+    settings: Settings
+    floor_units: int
+    floor_tokens: float
+    calls: list[Call]
+    warnings: list[str]
+    # The same warnings as (message, numbers), so the web can say them in the reader's language.
+    notices: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+    # What views derive from the whole replay, by the function that derives it (`per_replay`):
+    # a replay never changes once made, so each is computed once, not on every step.
+    derived: dict[Callable, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def request_count(self) -> int:
+        return max((call.request_number for call in self.calls), default=0)
+
+    def block_tokens(self, block: Block) -> float:
+        return get_counter(self.settings.counter).block_tokens(block.units)
+
+    def history_before(self, number: int) -> list[Block]:
+        """The history as it stood at call `number` before compaction: what the previous call
+        sent, its reply, then what entered since, as the script wrote it."""
+        call = self.calls[number - 1]
+        if number == 1:
+            before: list[Block] = []
+        else:
+            previous = self.calls[number - 2]
+            before = list(previous.blocks) + ([previous.reply] if previous.reply else [])
+        known = {block.id for block in before}
+        # A summary made at this call is new too, but it was not there before compaction.
+        entered = [block for block in call.blocks if block.id not in known and block.state not in ("summary", "notice")]
+        return before + [block if block.state == "original" else self._as_written(block) for block in entered]
+
+    def _as_written(self, block: Block) -> Block:
+        """A message compacted at the very call it entered (a tool result just before a new
+        request falls outside KEEP at once), as it was before that compaction."""
+        item = next(item for item in self.scenario.script if item.id == block.id)
+        counter = get_counter(self.settings.counter).with_call_names(script_call_names(self.scenario))
+        return replace(block, message=item.message, units=counter.measure(item.message), state="original")
+
+    def gone(self, number: int) -> list[str]:
+        """Ids of the script messages that had entered the history by call `number` and are
+        no longer sent: dropped, or folded into a summary."""
+        sent = {block.id for block in self.calls[number - 1].blocks}
+        gone, replies = [], 0
+        for item in self.scenario.script:
+            if item.role == "assistant":
+                replies += 1
+                if replies == number:
+                    break
+            if item.id not in sent:
+                gone.append(item.id)
+        return gone
+
+
+
+Derived = TypeVar("Derived")
+
+
+
+def per_replay(function: Callable[[Replay], Derived]) -> Callable[[Replay], Derived]:
+    """`function(replay)`, computed once per replay and kept on it (two threads may both
+    compute it the first time; they get equal values)."""
+
+    @wraps(function)
+    def cached(replay: Replay) -> Derived:
+        try:
+            return replay.derived[function]
+        except KeyError:
+            value = replay.derived[function] = function(replay)
+            return value
+
+    return cached
+
+
+def script_call_names(scenario: Scenario) -> dict[str, str]:
+    """The function each tool call id of the transcript calls: a result is billed under that name."""
+    return call_names([*scenario.prefix, *(item.message for item in scenario.script)])
