@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..analysis.compare import Column, Comparison, label
+from ..analysis.compare import Column, Comparison
+from ..analysis.verdict import label
 from .well import HEADROOM, block_kind
 
 # Dash patterns (SVG stroke-dasharray) and marker shapes, in the order lines are drawn.
