@@ -10,7 +10,9 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from webapp.cli import main
 from webapp.core.analysis.cache import CACHE_MODELS, cache_hits
-from webapp.core.analysis.compare import compare, comparison_json, english, variants, verdict_notices
+from webapp.core.analysis.compare import compare, variants
+from webapp.core.analysis.comparison_data import comparison_json
+from webapp.core.analysis.verdict import english, verdict_notices
 from webapp.core.analysis.pricing import Pricing, parse_pricing
 from webapp.core.engine.history import Block
 from webapp.core.inputs.library import open_scenario
@@ -431,7 +433,7 @@ def test_on_any_chat_every_column_agrees_with_the_engine_and_the_cache_stays_wit
 
 
 def test_the_verdict_is_data_each_reader_words():
-    from webapp.core.analysis.compare import Dollars, Name
+    from webapp.core.analysis.verdict import Dollars, Name
 
     comparison = compare(open_scenario("bike-shop"))
     (message, values), *rest = verdict_notices(comparison)[0]

@@ -12,25 +12,11 @@ from hypothesis import strategies as st
 
 from webapp.core.inputs.library import open_scenario
 from webapp.core.engine.replay import replay
-from webapp.core.drawing.well import (
-    BOTTOM,
-    HEADROOM,
-    LABEL_GAP,
-    NORMAL,
-    PROJECTOR,
-    TOP,
-    ZOOM_BELOW,
-    Mark,
-    Shape,
-    first_version,
-    latest_version,
-    layout,
-    nice_ceiling,
-    place_labels,
-    scale_of,
-    tool_names,
-    zoom_range,
-)
+from webapp.core.drawing.block_versions import first_version, latest_version, tool_names
+from webapp.core.drawing.well import layout
+from webapp.core.drawing.well_labels import place_labels
+from webapp.core.drawing.well_parts import BOTTOM, LABEL_GAP, NORMAL, PROJECTOR, TOP, Mark, Shape
+from webapp.core.drawing.well_scale import HEADROOM, ZOOM_BELOW, nice_ceiling, scale_of, zoom_range
 
 BIKE = open_scenario("bike-shop")
 LONG = open_scenario("long-haul")

@@ -11,7 +11,9 @@ import sys
 
 from pydantic import BaseModel
 
-from .core.analysis.compare import Comparison, check_call, compare, comparison_json, english, summary_row, verdict_notices
+from .core.analysis.compare import Comparison, check_call, compare
+from .core.analysis.comparison_data import comparison_json, summary_row
+from .core.analysis.verdict import english, verdict_notices
 from .core.analysis.layers import layer_use, request_layers
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library

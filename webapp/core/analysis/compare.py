@@ -5,9 +5,9 @@ One replay per strategy (and one more with "keep facts" for each strategy that s
 every figure below is read from those replays, never recomputed by another route, so the
 comparison always agrees with the engine.
 
-Prompt caching is modelled in `cache.py` and the bill's prices in `pricing.py`. The verdict is
-data; its sentences are catalog messages and values that each reader words (`english` below,
-the web in the reader's language).
+Prompt caching is modelled in `cache.py` and the bill's prices in `pricing.py`. The verdict, and
+its sentences, are in `verdict.py`; the comparison as plain data (JSON, CSV) in
+`comparison_data.py`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Callable
 
 from ..time_budget import spend
 from .cache import CacheHit, MessageKeys
-from ..i18n import N_
 from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
+from .verdict import Verdict, judge
 from ..engine.remote_summarizer import SummarizerError
 from ..engine.replay import replay
 from ..engine.calls import Call, Replay
@@ -159,17 +159,6 @@ def variants(settings: Settings) -> list[Settings]:
 
 
 @dataclass
-class Verdict:
-    """The cheapest recommendable strategy, and what the others got wrong, as data; `describe`
-    turns it into sentences."""
-
-    winner: str | None  # column key; None when no strategy is recommendable
-    ties: list[str]  # other recommendable columns that send exactly the same requests
-    fewest_tokens: str | None  # the recommendable column with the smallest SENT, if not the winner
-    faults: dict[str, list[tuple[str, dict]]]  # column key -> [(kind, details)]
-
-
-@dataclass
 class Comparison:
     scenario: Scenario
     settings: Settings
@@ -242,158 +231,6 @@ def fact_fates(facts: list[Fact], calls: list[Call]) -> list[FactFate]:
     return fates
 
 
-def judge(columns: list[Column]) -> Verdict:
-    faults: dict[str, list[tuple[str, dict]]] = {}
-    for column in columns:
-        found = []
-        if column.overflows:
-            found.append(("overflow", {"count": column.overflows, "first": column.overflow_calls[0]}))
-        if column.no_room_calls:
-            found.append(("no_room", {"count": len(column.no_room_calls), "first": column.no_room_calls[0]}))
-        for fate in column.facts_lost:
-            found.append(("lost", {"label": fate.fact.label or fate.fact.text, "call": fate.lost_from}))
-        if column.invalid:
-            found.append(("invalid", {"count": len(column.invalid), "first": min(column.invalid)}))
-        if column.sound and not column.recommendable:
-            found.append(("by_luck", {}))
-        if found:
-            faults[column.key] = found
-    candidates = [column for column in columns if column.recommendable]
-    if not candidates:
-        return Verdict(None, [], None, faults)
-    # Registry order breaks ties, so the simpler strategy wins an equal bill.
-    winner = min(candidates, key=lambda column: round(column.bill.cost, 9))
-    ties = [column.key for column in candidates if column is not winner and column.sends_same_as(winner)]
-    fewest = min(candidates, key=lambda column: column.sent_total)
-    for column in candidates:
-        if column is winner or column.key in ties:
-            continue
-        extra = {"cost": column.bill.cost - winner.bill.cost, "sent": column.sent_total - winner.sent_total}
-        if column.summarizer_input:
-            extra["summarizer"] = column.summarizer_input + column.summarizer_output
-        faults[column.key] = [("dearer", extra)]
-    fewest_key = fewest.key if fewest.sent_total < winner.sent_total else None
-    return Verdict(winner.key, ties, fewest_key, faults)
-
-
-# --- The verdict in words -------------------------------------------------------------------
-# Sentences are catalog messages and their values, as the replay's notices are: `english` says
-# them for the command line and the JSON twin, the web in the reader's language.
-
-
-@dataclass(frozen=True)
-class Name:
-    """A column named in a sentence; each reader words it ("+ keep facts" is translated)."""
-
-    strategy: str
-    keep_facts: bool
-
-
-class Dollars(float):
-    """An amount in US dollars, said as money in the reader's format."""
-
-
-Notice = tuple[str, dict[str, object]]  # a catalog message and its values
-
-
-def name_of(column: Column) -> Name:
-    return Name(column.strategy, column.keep_facts)
-
-
-def verdict_notices(comparison: Comparison) -> list[list[Notice]]:
-    """The verdict as lines, each a few notices said one after the other: the winner (or that
-    there is none), why the one that sends fewer tokens costs more, then each column's faults."""
-    verdict = comparison.verdict
-    lines: list[list[Notice]] = []
-    if verdict.winner is None:
-        lines.append([(
-            N_("No strategy is safe at these settings: each one overflows, loses a critical fact, leaves the reply no room or sends a request an API would refuse."),
-            {},
-        )])
-    else:
-        winner = comparison.column(verdict.winner)
-        line: list[Notice] = [(
-            N_("Cheapest safe choice: %(name)s, %(cost)s for %(sent)s tokens sent (%(cached)s from the cache)."),
-            {"name": name_of(winner), "cost": Dollars(winner.bill.cost), "sent": winner.sent_total, "cached": winner.cached_total},
-        )]
-        if verdict.ties:
-            line.append((N_("Same requests, same bill: %(names)s."), {"names": tuple(name_of(comparison.column(key)) for key in verdict.ties)}))
-        lines.append(line)
-        if verdict.fewest_tokens:
-            fewest = comparison.column(verdict.fewest_tokens)
-            values = {"name": name_of(fewest), "sent": fewest.sent_total, "cached": fewest.cached_total}
-            if fewest.cached_total < winner.cached_total:
-                message = N_("%(name)s sends fewer tokens (%(sent)s) but costs more: its compactions rewrote the start of its requests, so only %(cached)s came from the cache.")
-            else:
-                message = N_("%(name)s sends fewer tokens (%(sent)s) but costs more: its summaries are billed as output.")
-            lines.append([(message, values)])
-    for column in comparison.columns:
-        for kind, details in verdict.faults.get(column.key, []):
-            lines.append([fault_notice(name_of(column), kind, details)])
-    return lines
-
-
-FAULTS = {
-    "overflow": N_("%(name)s overflows the window from call %(first)s (overflowing calls: %(count)s)."),
-    "by_luck": N_("%(name)s stayed valid on this chat by luck: it may separate a tool call from its result, so it is never the advice."),
-    "no_room": N_("%(name)s leaves the reply no room from call %(first)s (such calls: %(count)s)."),
-    "lost": N_("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed."),
-    "invalid": N_("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s)."),
-}
-
-
-def fault_notice(name: Name, kind: str, details: dict) -> Notice:
-    values = {"name": name, **details}
-    if kind in FAULTS:
-        return FAULTS[kind], values
-    values["cost"] = Dollars(details["cost"])
-    if "summarizer" in details:
-        return N_("%(name)s keeps everything but costs %(cost)s more (its summaries cost %(summarizer)s tokens)."), values
-    return N_("%(name)s keeps everything but costs %(cost)s more."), values
-
-
-def fill(
-    values: dict[str, object],
-    name: Callable[[Name], str],
-    number: Callable[[int], str],
-    money: Callable[[float], str],
-) -> dict[str, object]:
-    """A notice's values as words: names, numbers and money in the reader's format."""
-    out: dict[str, object] = {}
-    for key, value in values.items():
-        if isinstance(value, Name):
-            out[key] = name(value)
-        elif isinstance(value, tuple):
-            out[key] = ", ".join(name(each) for each in value)
-        elif isinstance(value, Dollars):
-            out[key] = money(value)
-        elif isinstance(value, int) and not isinstance(value, bool):
-            out[key] = number(value)
-        else:
-            out[key] = value
-    return out
-
-
-def english(lines: list[list[Notice]]) -> list[str]:
-    """Notices as English sentences, one per line, for the command line and the JSON twin."""
-    return [
-        " ".join(message % fill(values, label_of, "{:,}".format, "${:.4f}".format) for message, values in line)
-        for line in lines
-    ]
-
-
-def label_of(name: Name) -> str:
-    return f"{name.strategy} + keep facts" if name.keep_facts else name.strategy
-
-
-def label(column: Column) -> str:
-    """A column's English name, as the chart and the command line show it."""
-    return label_of(name_of(column))
-
-
-# --- Plain data, for the CLI, the JSON twin and the CSV download ------------------------------
-
-
 def check_call(comparison: Comparison, call: int | None) -> int:
     """The call to show: the given one if it exists, else the last. Raises SettingsError."""
     if call is None:
@@ -401,99 +238,3 @@ def check_call(comparison: Comparison, call: int | None) -> int:
     if not 1 <= call <= comparison.call_count:
         raise SettingsError([f"call: got {call!r}, expected a whole number from 1 to {comparison.call_count}"])
     return call
-
-
-def summary_row(column: Column, call: int) -> dict[str, object]:
-    """One strategy's figures as flat values (one CSV row), at `call` and for the whole chat."""
-    at = column.call(call)
-    hit = column.hits[call - 1]
-    return {
-        "strategy": column.strategy,
-        "keep_facts": column.keep_facts,
-        "call": call,
-        "tokens_at_call": at.tokens,
-        "sent_at_call": at.sent_total,
-        "cached_at_call": hit.cached,
-        "sent_total": column.sent_total,
-        "cached_total": column.cached_total,
-        "written_total": column.written_total,
-        "uncached_total": column.bill.uncached,
-        "bill_usd": round(column.bill.cost, 6),
-        "compactions": column.compactions,
-        "futile_compactions": column.futile_compactions,
-        "overflows": column.overflows,
-        "no_room_for_reply": len(column.no_room_calls),
-        "peak_tokens": column.peak_tokens,
-        "summarizer_input": column.summarizer_input,
-        "summarizer_output": column.summarizer_output,
-        "cleared_tokens": sum(call.compaction.cleared_tokens for call in column.calls if call.compaction),
-        "facts_lost": "; ".join(f"{fate.fact.label or fate.fact.text} from call {fate.lost_from}" for fate in column.facts_lost),
-        "valid_requests": column.valid_requests,
-    }
-
-
-def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str, object]:
-    call = check_call(comparison, call)
-    pricing = comparison.pricing
-    strategies = []
-    for column in comparison.columns:
-        row = summary_row(column, call)
-        row.update(
-            key=column.key,
-            facts_lost=[
-                {"label": fate.fact.label, "text": fate.fact.text, "lost_from": fate.lost_from} for fate in column.facts_lost
-            ],
-            facts=[
-                {
-                    "label": fate.fact.label,
-                    "text": fate.fact.text,
-                    "needed_from_call": fate.fact.needed_from_call,
-                    "present_at_call": fate.present[call - 1],
-                    "lost_from": fate.lost_from,
-                }
-                for fate in column.facts
-            ],
-            overflow_calls=column.overflow_calls,
-            invalid_calls={str(number): problems for number, problems in column.invalid.items()},
-            calls=[
-                {
-                    "call": item.number,
-                    "tokens": item.tokens,
-                    "sent_total": item.sent_total,
-                    "cached": hit.cached,
-                    "written": hit.written,
-                    "compacted": item.compaction is not None and item.compaction.changed,
-                    "provider_tokens": item.provider_tokens,
-                    "overflow": item.overflow,
-                    "no_room_for_reply": item.no_room_for_reply,
-                    "valid": item.valid,
-                    "facts_present": [fate.present[item.number - 1] for fate in column.facts],
-                }
-                for item, hit in zip(column.calls, column.hits)
-            ],
-        )
-        strategies.append(row)
-    verdict = comparison.verdict
-    return {
-        "scenario": comparison.scenario.id,
-        "title": comparison.scenario.text("title"),
-        "settings": comparison.settings.model_dump(exclude={"strategy", "keep_facts"}),
-        "real_window": comparison.settings.real_window,
-        "pricing": {
-            **pricing.model_dump(),
-            "cached_share": pricing.share,
-            "write_share": pricing.model.write_share,
-            "source": pricing.model.source,
-        },
-        "call": call,
-        "call_count": comparison.call_count,
-        "strategies": strategies,
-        # Columns left out because the summarizer failed (why is in the server's log).
-        "unavailable": sorted(comparison.unavailable),
-        "verdict": {
-            "winner": verdict.winner,
-            "ties": verdict.ties,
-            "fewest_tokens": verdict.fewest_tokens,
-            "text": english(verdict_notices(comparison)),
-        },
-    }

@@ -166,43 +166,86 @@ def explain(result: Replay, number: int) -> CallStory:
     tools = _tool_names(result)
     tokens = result.block_tokens
     before = result.history_before(number)
-    known = {block.id for block in previous.blocks} if previous else set()
     compaction = call.compaction
-    written = compaction.summary_id if compaction is not None else None  # not an arrival: the hammer wrote it
-    arrived = [block for block in before if block.id not in known and block.id != written]
+    sent_before = previous.sent_total if previous else 0
+    before_previous = result.calls[number - 3].sent_total if number > 2 else 0
+    return CallStory(
+        number=number,
+        first=previous is None,
+        arrived=_arrivals(_arrived(before, previous, call), tools, tokens),
+        floor_tokens=round(result.floor_tokens),
+        tokens_before=compaction.tokens_before if compaction is not None else call.tokens,
+        tokens=call.tokens,
+        line=int(result.settings.limit),
+        above_line=(compaction.tokens_before if compaction is not None else call.tokens) > result.settings.limit,
+        strategy=result.settings.strategy,
+        compaction_tried=compaction is not None,
+        struck=_struck(before, call, tools, tokens),
+        held_back=compaction.held_back if compaction is not None else 0,
+        facts=_fact_changes(call, previous, number),
+        overflow=call.overflow,
+        provider_tokens=call.provider_tokens,
+        window=result.settings.real_window,
+        invalid_request=not call.valid,
+        no_room_for_reply=call.no_room_for_reply,
+        reply_tokens=_reply_tokens(call),
+        sent_this_call=call.sent_total - sent_before,
+        sent_previous_call=sent_before - before_previous if previous else None,
+        sent_total=call.sent_total,
+        summarizer_input=compaction.summarizer_input if compaction is not None else 0,
+        notice=compaction is not None and compaction.notice is not None,
+        pinned_kept=compaction.pinned_kept if compaction is not None else (),
+    )
 
-    struck: list[Struck] = []
-    if compaction is not None and compaction.changed:
-        old = {block.id: block for block in before}
-        new = {block.id: block for block in call.blocks}
-        destroyed = set(compaction.destroyed)
-        actions = (
-            ("truncated", [block_id for block_id in compaction.truncated if old[block_id].role in TOOL_RESULT_ROLES]),
-            ("shortened", [block_id for block_id in compaction.truncated if old[block_id].role not in TOOL_RESULT_ROLES]),
-            ("compressed", compaction.compressed),
-            ("cleared", compaction.cleared),
-            ("dropped", compaction.dropped),
-            ("summarized", compaction.summarized),
-        )
-        for action, ids in actions:
-            for block_id in ids:
-                block = old.get(block_id)
-                if block is None:  # folded into an earlier summary already
-                    continue
-                after = new.get(block_id) if action not in ("dropped", "summarized") else None
-                struck.append(
-                    Struck(
-                        action,
-                        block_id,
-                        _kind(block),
-                        tools.get(block.message.get("tool_call_id"), "") if block.role == "tool" else "",
-                        round(tokens(block)),
-                        round(tokens(after)) if after else 0,
-                        block.request,
-                        block_id in destroyed,
-                    )
+
+def _arrived(before: list[Block], previous: Call | None, call: Call) -> list[Block]:
+    """The blocks of the history that the previous call did not send, but for the summary this
+    call's compaction wrote (the hammer wrote it: it did not arrive)."""
+    known = {block.id for block in previous.blocks} if previous else set()
+    written = call.compaction.summary_id if call.compaction is not None else None
+    return [block for block in before if block.id not in known and block.id != written]
+
+
+def _struck(before: list[Block], call: Call, tools: dict[str, str], tokens) -> tuple[Struck, ...]:
+    """What the call's compaction did to each block it changed, action by action."""
+    compaction = call.compaction
+    if compaction is None or not compaction.changed:
+        return ()
+    old = {block.id: block for block in before}
+    new = {block.id: block for block in call.blocks}
+    destroyed = set(compaction.destroyed)
+    actions = (
+        ("truncated", [block_id for block_id in compaction.truncated if old[block_id].role in TOOL_RESULT_ROLES]),
+        ("shortened", [block_id for block_id in compaction.truncated if old[block_id].role not in TOOL_RESULT_ROLES]),
+        ("compressed", compaction.compressed),
+        ("cleared", compaction.cleared),
+        ("dropped", compaction.dropped),
+        ("summarized", compaction.summarized),
+    )
+    struck = []
+    for action, ids in actions:
+        for block_id in ids:
+            block = old.get(block_id)
+            if block is None:  # folded into an earlier summary already
+                continue
+            after = new.get(block_id) if action not in ("dropped", "summarized") else None
+            struck.append(
+                Struck(
+                    action,
+                    block_id,
+                    _kind(block),
+                    tools.get(block.message.get("tool_call_id"), "") if block.role == "tool" else "",
+                    round(tokens(block)),
+                    round(tokens(after)) if after else 0,
+                    block.request,
+                    block_id in destroyed,
                 )
+            )
+    return tuple(struck)
 
+
+def _fact_changes(call: Call, previous: Call | None, number: int) -> tuple[FactChange, ...]:
+    """The critical facts this call first needs, and those it lost or kept through compaction."""
     changes = []
     for status in call.facts:
         was_sent = bool(previous) and any(s.fact == status.fact and s.present for s in previous.facts)
@@ -213,40 +256,16 @@ def explain(result: Replay, number: int) -> CallStory:
             changes.append(FactChange(status.fact, "lost"))
         elif was_sent and compacted(call):
             changes.append(FactChange(status.fact, "kept"))
+    return tuple(changes)
 
+
+def _reply_tokens(call: Call) -> int:
+    """The reply the request left no room for, in tokens (0 when it had room)."""
     reply_tokens = 0
     for event in call.events:
         if event.kind == "no_room_for_reply":
             reply_tokens = event.detail["reply_tokens"]
-    sent_before = previous.sent_total if previous else 0
-    before_previous = result.calls[number - 3].sent_total if number > 2 else 0
-    return CallStory(
-        number=number,
-        first=previous is None,
-        arrived=_arrivals(arrived, tools, tokens),
-        floor_tokens=round(result.floor_tokens),
-        tokens_before=compaction.tokens_before if compaction is not None else call.tokens,
-        tokens=call.tokens,
-        line=int(result.settings.limit),
-        above_line=(compaction.tokens_before if compaction is not None else call.tokens) > result.settings.limit,
-        strategy=result.settings.strategy,
-        compaction_tried=compaction is not None,
-        struck=tuple(struck),
-        held_back=compaction.held_back if compaction is not None else 0,
-        facts=tuple(changes),
-        overflow=call.overflow,
-        provider_tokens=call.provider_tokens,
-        window=result.settings.real_window,
-        invalid_request=not call.valid,
-        no_room_for_reply=call.no_room_for_reply,
-        reply_tokens=reply_tokens,
-        sent_this_call=call.sent_total - sent_before,
-        sent_previous_call=sent_before - before_previous if previous else None,
-        sent_total=call.sent_total,
-        summarizer_input=compaction.summarizer_input if compaction is not None else 0,
-        notice=compaction is not None and compaction.notice is not None,
-        pinned_kept=compaction.pinned_kept if compaction is not None else (),
-    )
+    return reply_tokens
 
 
 # --- What a strategy did over a whole replay (the comparison's columns) ---------------------

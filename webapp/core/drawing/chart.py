@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..analysis.compare import Column, Comparison, label
-from .well import HEADROOM, block_kind
+from ..analysis.compare import Column, Comparison
+from ..analysis.verdict import label
+from .well_parts import block_kind
+from .well_scale import HEADROOM
 
 # Dash patterns (SVG stroke-dasharray) and marker shapes, in the order lines are drawn.
 DASHES = ("", "8 4", "2 3", "10 3 2 3", "4 4", "12 4 2 4 2 4", "1 5")

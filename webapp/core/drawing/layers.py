@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..analysis.layers import LayerUse
 from ..model import ROOM_LAYERS
-from .well import Well
+from .well_parts import Well
 
 
 @dataclass(frozen=True)

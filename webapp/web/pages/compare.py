@@ -17,7 +17,9 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext
 
 from ...core.analysis.cache import CACHE_MODELS
-from ...core.analysis.compare import Column, Comparison, Name, compare, comparison_json, fill, name_of, summary_row, verdict_notices
+from ...core.analysis.compare import Column, Comparison, compare
+from ...core.analysis.comparison_data import comparison_json, summary_row
+from ...core.analysis.verdict import Name, fill, name_of, verdict_notices
 from ...core.analysis.pricing import Pricing
 from ...core.analysis.story import outcome
 from ...core.drawing.chart import request_chart, small_well

@@ -8,7 +8,8 @@ from flask_babel import gettext as _
 
 from ....core.counting.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
 from ....core.counting.tokens import COUNTERS, content_text, estimated
-from ....core.drawing.well import block_kind, latest_version, tool_names
+from ....core.drawing.block_versions import latest_version, tool_names
+from ....core.drawing.well_parts import block_kind
 from ....core.engine.history import searchable
 from ....core.engine.calls import Replay, script_call_names
 from ...state import StateError

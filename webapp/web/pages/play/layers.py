@@ -15,7 +15,7 @@ from ....core.analysis.layers import LayerUse, layer_use, request_layers
 from ....core.model import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS
 from ....core.analysis.metrics import call_metrics, replay_hits
 from ....core.engine.calls import Replay, per_replay
-from ....core.drawing.well import first_version
+from ....core.drawing.block_versions import first_version
 from ....core.strategy_catalog import STRATEGIES
 from ...languages import money, percent, whole_numbers
 from ...state import PageState

@@ -12,7 +12,9 @@ from ....core.engine.history import Block
 from ....core.i18n import N_
 from ....core.model import LAYER_WORDS, MANUAL_KEYS
 from ....core.engine.calls import Replay
-from ....core.drawing.well import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind, layout, tool_names
+from ....core.drawing.block_versions import tool_names
+from ....core.drawing.well import layout
+from ....core.drawing.well_parts import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind
 from ...languages import percent, whole_numbers
 
 

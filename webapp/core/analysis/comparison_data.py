@@ -1,0 +1,121 @@
+"""A comparison as plain data, for the command line, the JSON twin and the CSV download: one
+flat row per strategy (`summary_row`), and the whole comparison as JSON (`comparison_json`).
+"""
+
+from __future__ import annotations
+
+from .compare import Column, Comparison, check_call
+from .pricing import Pricing
+from .verdict import english, verdict_notices
+
+
+def summary_row(column: Column, call: int) -> dict[str, object]:
+    """One strategy's figures as flat values (one CSV row), at `call` and for the whole chat."""
+    at = column.call(call)
+    hit = column.hits[call - 1]
+    return {
+        "strategy": column.strategy,
+        "keep_facts": column.keep_facts,
+        "call": call,
+        "tokens_at_call": at.tokens,
+        "sent_at_call": at.sent_total,
+        "cached_at_call": hit.cached,
+        "sent_total": column.sent_total,
+        "cached_total": column.cached_total,
+        "written_total": column.written_total,
+        "uncached_total": column.bill.uncached,
+        "bill_usd": round(column.bill.cost, 6),
+        "compactions": column.compactions,
+        "futile_compactions": column.futile_compactions,
+        "overflows": column.overflows,
+        "no_room_for_reply": len(column.no_room_calls),
+        "peak_tokens": column.peak_tokens,
+        "summarizer_input": column.summarizer_input,
+        "summarizer_output": column.summarizer_output,
+        "cleared_tokens": sum(call.compaction.cleared_tokens for call in column.calls if call.compaction),
+        "facts_lost": "; ".join(f"{fate.fact.label or fate.fact.text} from call {fate.lost_from}" for fate in column.facts_lost),
+        "valid_requests": column.valid_requests,
+    }
+
+
+def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str, object]:
+    """The whole comparison at `call` (default the last): the scenario, the settings and prices,
+    each strategy's figures, and the verdict with its sentences in English."""
+    call = check_call(comparison, call)
+    verdict = comparison.verdict
+    return {
+        "scenario": comparison.scenario.id,
+        "title": comparison.scenario.text("title"),
+        "settings": comparison.settings.model_dump(exclude={"strategy", "keep_facts"}),
+        "real_window": comparison.settings.real_window,
+        "pricing": pricing_json(comparison.pricing),
+        "call": call,
+        "call_count": comparison.call_count,
+        "strategies": [strategy_json(column, call) for column in comparison.columns],
+        # Columns left out because the summarizer failed (why is in the server's log).
+        "unavailable": sorted(comparison.unavailable),
+        "verdict": {
+            "winner": verdict.winner,
+            "ties": verdict.ties,
+            "fewest_tokens": verdict.fewest_tokens,
+            "text": english(verdict_notices(comparison)),
+        },
+    }
+
+
+def pricing_json(pricing: Pricing) -> dict[str, object]:
+    """The prices, with the cache model's shares and where its figures come from."""
+    return {
+        **pricing.model_dump(),
+        "cached_share": pricing.share,
+        "write_share": pricing.model.write_share,
+        "source": pricing.model.source,
+    }
+
+
+def strategy_json(column: Column, call: int) -> dict[str, object]:
+    """One strategy: its summary row, then its facts, its faulty calls and every call's figures."""
+    row = summary_row(column, call)
+    row.update(
+        key=column.key,
+        facts_lost=[{"label": fate.fact.label, "text": fate.fact.text, "lost_from": fate.lost_from} for fate in column.facts_lost],
+        facts=facts_json(column, call),
+        overflow_calls=column.overflow_calls,
+        invalid_calls={str(number): problems for number, problems in column.invalid.items()},
+        calls=calls_json(column),
+    )
+    return row
+
+
+def facts_json(column: Column, call: int) -> list[dict[str, object]]:
+    """Each critical fact: when it is needed, whether it is sent at `call`, and when it was lost."""
+    return [
+        {
+            "label": fate.fact.label,
+            "text": fate.fact.text,
+            "needed_from_call": fate.fact.needed_from_call,
+            "present_at_call": fate.present[call - 1],
+            "lost_from": fate.lost_from,
+        }
+        for fate in column.facts
+    ]
+
+
+def calls_json(column: Column) -> list[dict[str, object]]:
+    """Every call's request: its size, what the cache served and wrote, and what went wrong."""
+    return [
+        {
+            "call": item.number,
+            "tokens": item.tokens,
+            "sent_total": item.sent_total,
+            "cached": hit.cached,
+            "written": hit.written,
+            "compacted": item.compaction is not None and item.compaction.changed,
+            "provider_tokens": item.provider_tokens,
+            "overflow": item.overflow,
+            "no_room_for_reply": item.no_room_for_reply,
+            "valid": item.valid,
+            "facts_present": [fate.present[item.number - 1] for fate in column.facts],
+        }
+        for item, hit in zip(column.calls, column.hits)
+    ]

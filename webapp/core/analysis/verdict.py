@@ -1,0 +1,175 @@
+"""Which strategy to advise on a comparison, and why the others are not: the verdict as data
+(`judge`), then as notices, catalog messages with their values, as the replay's notices are
+(`verdict_notices`). `english` says them for the command line and the JSON twin; the web says
+them in the reader's language (`fill` gives their values as words).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..i18n import N_
+
+if TYPE_CHECKING:  # for annotations only: a Comparison judges its columns with `judge` as it is made
+    from .compare import Column, Comparison
+
+
+@dataclass
+class Verdict:
+    """The cheapest recommendable strategy, and what the others got wrong, as data;
+    `verdict_notices` turns it into sentences."""
+
+    winner: str | None  # column key; None when no strategy is recommendable
+    ties: list[str]  # other recommendable columns that send exactly the same requests
+    fewest_tokens: str | None  # the recommendable column with the smallest SENT, if not the winner
+    faults: dict[str, list[tuple[str, dict]]]  # column key -> [(kind, details)]
+
+
+def judge(columns: list[Column]) -> Verdict:
+    """The cheapest recommendable column, the ones that send the same requests, and each
+    column's faults (or, for a recommendable one, what it costs more)."""
+    faults: dict[str, list[tuple[str, dict]]] = {}
+    for column in columns:
+        found = []
+        if column.overflows:
+            found.append(("overflow", {"count": column.overflows, "first": column.overflow_calls[0]}))
+        if column.no_room_calls:
+            found.append(("no_room", {"count": len(column.no_room_calls), "first": column.no_room_calls[0]}))
+        for fate in column.facts_lost:
+            found.append(("lost", {"label": fate.fact.label or fate.fact.text, "call": fate.lost_from}))
+        if column.invalid:
+            found.append(("invalid", {"count": len(column.invalid), "first": min(column.invalid)}))
+        if column.sound and not column.recommendable:
+            found.append(("by_luck", {}))
+        if found:
+            faults[column.key] = found
+    candidates = [column for column in columns if column.recommendable]
+    if not candidates:
+        return Verdict(None, [], None, faults)
+    # Registry order breaks ties, so the simpler strategy wins an equal bill.
+    winner = min(candidates, key=lambda column: round(column.bill.cost, 9))
+    ties = [column.key for column in candidates if column is not winner and column.sends_same_as(winner)]
+    fewest = min(candidates, key=lambda column: column.sent_total)
+    for column in candidates:
+        if column is winner or column.key in ties:
+            continue
+        extra = {"cost": column.bill.cost - winner.bill.cost, "sent": column.sent_total - winner.sent_total}
+        if column.summarizer_input:
+            extra["summarizer"] = column.summarizer_input + column.summarizer_output
+        faults[column.key] = [("dearer", extra)]
+    fewest_key = fewest.key if fewest.sent_total < winner.sent_total else None
+    return Verdict(winner.key, ties, fewest_key, faults)
+
+
+# --- The verdict in words -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Name:
+    """A column named in a sentence; each reader words it ("+ keep facts" is translated)."""
+
+    strategy: str
+    keep_facts: bool
+
+
+class Dollars(float):
+    """An amount in US dollars, said as money in the reader's format."""
+
+
+Notice = tuple[str, dict[str, object]]  # a catalog message and its values
+
+
+def name_of(column: Column) -> Name:
+    return Name(column.strategy, column.keep_facts)
+
+
+def verdict_notices(comparison: Comparison) -> list[list[Notice]]:
+    """The verdict as lines, each a few notices said one after the other: the winner (or that
+    there is none), why the one that sends fewer tokens costs more, then each column's faults."""
+    verdict = comparison.verdict
+    lines: list[list[Notice]] = []
+    if verdict.winner is None:
+        lines.append([(
+            N_("No strategy is safe at these settings: each one overflows, loses a critical fact, leaves the reply no room or sends a request an API would refuse."),
+            {},
+        )])
+    else:
+        winner = comparison.column(verdict.winner)
+        line: list[Notice] = [(
+            N_("Cheapest safe choice: %(name)s, %(cost)s for %(sent)s tokens sent (%(cached)s from the cache)."),
+            {"name": name_of(winner), "cost": Dollars(winner.bill.cost), "sent": winner.sent_total, "cached": winner.cached_total},
+        )]
+        if verdict.ties:
+            line.append((N_("Same requests, same bill: %(names)s."), {"names": tuple(name_of(comparison.column(key)) for key in verdict.ties)}))
+        lines.append(line)
+        if verdict.fewest_tokens:
+            fewest = comparison.column(verdict.fewest_tokens)
+            values = {"name": name_of(fewest), "sent": fewest.sent_total, "cached": fewest.cached_total}
+            if fewest.cached_total < winner.cached_total:
+                message = N_("%(name)s sends fewer tokens (%(sent)s) but costs more: its compactions rewrote the start of its requests, so only %(cached)s came from the cache.")
+            else:
+                message = N_("%(name)s sends fewer tokens (%(sent)s) but costs more: its summaries are billed as output.")
+            lines.append([(message, values)])
+    for column in comparison.columns:
+        for kind, details in verdict.faults.get(column.key, []):
+            lines.append([fault_notice(name_of(column), kind, details)])
+    return lines
+
+
+FAULTS = {
+    "overflow": N_("%(name)s overflows the window from call %(first)s (overflowing calls: %(count)s)."),
+    "by_luck": N_("%(name)s stayed valid on this chat by luck: it may separate a tool call from its result, so it is never the advice."),
+    "no_room": N_("%(name)s leaves the reply no room from call %(first)s (such calls: %(count)s)."),
+    "lost": N_("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed."),
+    "invalid": N_("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s)."),
+}
+
+
+def fault_notice(name: Name, kind: str, details: dict) -> Notice:
+    values = {"name": name, **details}
+    if kind in FAULTS:
+        return FAULTS[kind], values
+    values["cost"] = Dollars(details["cost"])
+    if "summarizer" in details:
+        return N_("%(name)s keeps everything but costs %(cost)s more (its summaries cost %(summarizer)s tokens)."), values
+    return N_("%(name)s keeps everything but costs %(cost)s more."), values
+
+
+def fill(
+    values: dict[str, object],
+    name: Callable[[Name], str],
+    number: Callable[[int], str],
+    money: Callable[[float], str],
+) -> dict[str, object]:
+    """A notice's values as words: names, numbers and money in the reader's format."""
+    out: dict[str, object] = {}
+    for key, value in values.items():
+        if isinstance(value, Name):
+            out[key] = name(value)
+        elif isinstance(value, tuple):
+            out[key] = ", ".join(name(each) for each in value)
+        elif isinstance(value, Dollars):
+            out[key] = money(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            out[key] = number(value)
+        else:
+            out[key] = value
+    return out
+
+
+def english(lines: list[list[Notice]]) -> list[str]:
+    """Notices as English sentences, one per line, for the command line and the JSON twin."""
+    return [
+        " ".join(message % fill(values, label_of, "{:,}".format, "${:.4f}".format) for message, values in line)
+        for line in lines
+    ]
+
+
+def label_of(name: Name) -> str:
+    return f"{name.strategy} + keep facts" if name.keep_facts else name.strategy
+
+
+def label(column: Column) -> str:
+    """A column's English name, as the chart and the command line show it."""
+    return label_of(name_of(column))
