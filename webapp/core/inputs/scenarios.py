@@ -38,7 +38,8 @@ from ..engine.history import tool_pair_problems
 from ..model import ID_PATTERN, Budget, Condition, Fact, Narration, Origin, Scenario, ScriptMessage, count_calls
 from ..settings import COUNTER_NAMES, STRATEGIES, Settings, SettingsError, parse_settings
 from ..counting.tokens import Message
-from .formats import FormatError, import_transcript, loads, message_layer, relocate
+from .formats import FormatError, import_transcript
+from .formats.common import loads, message_layer, relocate
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
