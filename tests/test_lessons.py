@@ -7,7 +7,7 @@ import pytest
 
 from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import load_library
+from webapp.core.inputs.library import load_library
 from webapp.core.settings import STRATEGIES, parse_settings
 
 LIBRARY = load_library(SCENARIOS_DIR)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings as hypothesis_settings, strategies as st
 
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import parse_scenario_toml
+from webapp.core.inputs.lessons import parse_scenario_toml
 from webapp.core.settings import STRATEGIES, parse_settings
 
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..lru import LRUCache
-from .scenarios import ScenarioError, parse_transcript
+from .scenarios import ScenarioError
+from .transcripts import parse_transcript
 from ..model import Scenario
 
 TRANSCRIPT_ID = re.compile(r"^t-[0-9a-f]{16}$")
