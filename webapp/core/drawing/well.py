@@ -26,6 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..counting.tokens import call_names
 from ..engine.history import Block
 from ..engine.replay import Replay, per_replay
 
@@ -299,11 +300,7 @@ class Well:
 @per_replay
 def tool_names(replay: Replay) -> dict[str, str]:
     """tool_call_id -> function name, over the whole script."""
-    names = {}
-    for item in replay.scenario.script:
-        for call in item.message.get("tool_calls") or []:
-            names[call.get("id", "")] = (call.get("function") or {}).get("name", "")
-    return names
+    return call_names(item.message for item in replay.scenario.script)
 
 
 @per_replay

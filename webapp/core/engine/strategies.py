@@ -25,7 +25,7 @@ from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATIO
 from ..model import Fact
 from ..settings import Settings
 from .summarizer import Summarizer
-from ..counting.tokens import Counter, Message
+from ..counting.tokens import Counter, Message, call_names
 
 
 @dataclass(frozen=True)
@@ -207,7 +207,7 @@ def truncate_level(work: Work, context: Context) -> None:
         _replace(work, index, shrunk)
         work.truncated.append(block.id)
         if context.fetch_once_tools:
-            tool_names = tool_names if tool_names is not None else _tool_names(history)
+            tool_names = tool_names if tool_names is not None else call_names(block.message for block in history)
             if tool_names.get(block.message.get("tool_call_id")) in context.fetch_once_tools:
                 work.destroyed.append(block.id)
         if "truncate" not in work.levels:
@@ -334,7 +334,7 @@ def clear_level(work: Work, context: Context) -> None:
     settings = context.settings
     trial = list(work.history)
     units = work.units
-    names = _tool_names(trial)
+    names = call_names(block.message for block in trial)
     cleared: list[str] = []
     inputs: list[str] = []
     destroyed: list[str] = []
@@ -449,15 +449,6 @@ def _caller(history: list[Block], index: int, call_id: str | None) -> int | None
         if call_id in history[position].tool_call_ids:
             return position
     return None
-
-
-def _tool_names(history: list[Block]) -> dict[str, str]:
-    """tool_call_id -> function name, to know which tool a result came from."""
-    names = {}
-    for block in history:
-        for call in block.message.get("tool_calls") or []:
-            names[call.get("id")] = (call.get("function") or {}).get("name", "")
-    return names
 
 
 LEVELS: dict[str, tuple[Level, ...]] = {
