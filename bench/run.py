@@ -43,7 +43,7 @@ from tests.seed_reference import SEED_PREVIEW, load_seed_compact, seed_requests 
 from webapp.core.counting import vocab  # noqa: E402
 from webapp.core.analysis.compare import compare, variants  # noqa: E402
 from webapp.core.engine.replay import replay  # noqa: E402
-from webapp.core.inputs.scenarios import parse_transcript  # noqa: E402
+from webapp.core.inputs.transcripts import parse_transcript  # noqa: E402
 from webapp.core.model import Scenario  # noqa: E402
 from webapp.core.strategy_catalog import STRATEGIES  # noqa: E402
 from webapp.core.settings import Settings  # noqa: E402

@@ -18,7 +18,7 @@ from webapp.core.engine.history import tool_pair_problems
 from webapp.core.model import Fact, Scenario, ScriptMessage
 from webapp.core.settings import Settings, parse_settings
 from webapp.core.output.snippets import python_clearing, settings_code
-from webapp.core.counting.tokens import get_counter
+from webapp.core.counting.tokens import call_names, get_counter
 
 from .generators import RESULT, TEXT
 from .seed_reference import load_seed_compact, seed_requests
@@ -83,10 +83,6 @@ def agent_settings(strategies=("clear-tool-results",)):
     )
 
 
-def tool_names(blocks) -> dict[str, str]:
-    return {call["id"]: call["function"]["name"] for block in blocks for call in block.message.get("tool_calls") or []}
-
-
 @EXAMPLES
 @given(agent_runs(), agent_settings(("clear-tool-results", "summarize", "truncate", "truncate-drop")))
 def test_requests_stay_valid_and_keep_is_never_touched(scenario, chosen):
@@ -123,7 +119,7 @@ def test_clearing_stops_once_it_fits_and_cleared_at_least_m(scenario, chosen):
         before = {block.id: block for block in result.history_before(call.number)}
         sent = {block.id: block for block in call.blocks}
         boundary = keep_start(list(call.blocks), chosen.keep, chosen.keep_unit)
-        names = tool_names(call.blocks)
+        names = call_names(block.message for block in call.blocks)
         still_clearable = [
             block
             for block in call.blocks[:boundary]
@@ -145,7 +141,7 @@ def test_clearing_stops_once_it_fits_and_cleared_at_least_m(scenario, chosen):
 @given(agent_runs(), agent_settings())
 def test_excluded_tools_are_never_cleared_and_placeholders_keep_ids(scenario, chosen):
     result = replay(scenario, chosen)
-    names = tool_names(item for item in _blocks_of_script(scenario))
+    names = call_names(item.message for item in _blocks_of_script(scenario))
     for call in result.calls:
         for block in call.blocks:
             if block.state == "cleared":

@@ -12,7 +12,7 @@ import pytest
 from bench.hostile_transcripts import long_tool_names
 from bench.transcript import generate_transcript
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import parse_transcript
+from webapp.core.inputs.transcripts import parse_transcript
 from webapp.core.engine.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
 from webapp.core.counting.tokens import O200K_FORMAT, TiktokenCounter
 from webapp.web.replays import replay_bytes

@@ -11,7 +11,7 @@ from PIL import Image
 
 from webapp import create_app
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import parse_transcript
+from webapp.core.inputs.transcripts import parse_transcript
 from webapp.core.counting.tokens import get_counter
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "look_up_the_order_in_the_warehouse", "arguments": '{"order": 4471}'}}

@@ -17,7 +17,9 @@ from webapp.core.model import LAYERS, MANUAL_KEYS, REQUEST_LAYERS, Budget
 from webapp.core.analysis.metrics import call_metrics, replay_hits
 from webapp.core.analysis.pricing import Pricing, bill
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import ScenarioError, parse_scenario_toml, parse_transcript
+from webapp.core.inputs.lessons import parse_scenario_toml
+from webapp.core.inputs.scenarios import ScenarioError
+from webapp.core.inputs.transcripts import parse_transcript
 from webapp.core.settings import Settings, SettingsError, parse_settings
 
 SUPPORT = """

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from webapp.core.inputs.library import SCENARIOS_DIR
-from webapp.core.inputs.scenarios import load_library
+from webapp.core.inputs.library import load_library
 from webapp.core.strategy_catalog import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)

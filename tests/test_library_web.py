@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from webapp.core.inputs.library import SCENARIOS_DIR
-from webapp.core.inputs.scenarios import load_library, transcript_id
+from webapp.core.inputs.library import SCENARIOS_DIR, load_library
+from webapp.core.inputs.transcripts import transcript_id
 from webapp.core.strategy_catalog import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)

@@ -9,7 +9,9 @@ import pytest
 
 from bench.transcript import generate_transcript
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import MAX_NESTING, load_library, parse_transcript
+from webapp.core.inputs.library import load_library
+from webapp.core.inputs.scenarios import MAX_NESTING
+from webapp.core.inputs.transcripts import parse_transcript
 from webapp.core.settings import Settings
 
 HEAD = 'id = "broken"\ntitle = "T"\nlesson = "L"\nsystem = "S"\n'

@@ -13,7 +13,8 @@ import pytest
 
 from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import load_library, parse_scenario_toml
+from webapp.core.inputs.lessons import parse_scenario_toml
+from webapp.core.inputs.library import load_library
 from webapp.core.analysis.story import outcome
 from webapp.web.pages.glossary import EVENTS
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import parse_scenario_toml
+from webapp.core.inputs.lessons import parse_scenario_toml
 from webapp.core.settings import parse_settings
 
 CHAT = '''

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from webapp.core.model import Budget
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import (
+from webapp.core.inputs.lessons import (
     AssistantEntry,
     ContextEntry,
     FactSpec,

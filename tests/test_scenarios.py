@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from webapp.core.inputs.library import SCENARIOS_DIR
-from webapp.core.inputs.scenarios import ScenarioError, load_library, parse_scenario_toml, parse_transcript
+from webapp.core.inputs.lessons import parse_scenario_toml
+from webapp.core.inputs.library import load_library
+from webapp.core.inputs.scenarios import ScenarioError
+from webapp.core.inputs.transcripts import parse_transcript
 
 MINIMAL = '''
 id = "tiny"

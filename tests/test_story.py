@@ -12,9 +12,11 @@ import pytest
 from tests.test_i18n import FRENCH_PLAIN_SPACE
 from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import ScenarioError, load_library, parse_scenario_toml
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.inputs.lessons import parse_scenario_toml
+from webapp.core.inputs.library import load_library
+from webapp.core.inputs.scenarios import ScenarioError
 from webapp.core.settings import parse_settings
+from webapp.core.strategy_catalog import STRATEGIES
 from webapp.core.analysis.story import explain, facts_state, narration_at
 
 LIBRARY = load_library(SCENARIOS_DIR)

@@ -12,7 +12,7 @@ import pytest
 
 from webapp.core.analysis.compare import compare
 from webapp.core.engine.history import keep_start
-from webapp.core.inputs.scenarios import load_file
+from webapp.core.inputs.library import load_file
 from webapp.core.settings import parse_settings
 from webapp.core.counting.tokens import get_counter
 

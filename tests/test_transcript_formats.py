@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tests.generators import scenarios
 from webapp.cli import main
 from webapp.core.engine.replay import replay
-from webapp.core.inputs.scenarios import ScenarioError, parse_transcript
+from webapp.core.inputs.scenarios import ScenarioError
+from webapp.core.inputs.transcripts import parse_transcript
 from webapp.core.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"

@@ -10,7 +10,7 @@ from pathlib import Path
 from flask import Flask, current_app, g
 
 from ..core.engine.remote_summarizer import OpenAICompatibleSummarizer, end_time_budget, start_time_budget, summarizer_config
-from ..core.inputs.scenarios import Library, load_library
+from ..core.inputs.library import Library, load_library
 from ..core.inputs.store import TranscriptStore
 from .replays import ReplayCache
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..counting.tokens import call_names
 from ..engine.history import TOOL_RESULT_ROLES, Block
 from ..engine.calls import Call, Replay
 from ..model import Condition, Fact, Narration
@@ -142,14 +143,6 @@ def _kind(block: Block) -> Literal["request", "reply", "tool_result", "summary"]
     return {"user": "request", "assistant": "reply", "tool": "tool_result"}.get(block.role, "reply")
 
 
-def _tool_names(result: Replay) -> dict[str, str]:
-    names = {}
-    for item in result.scenario.script:
-        for call in item.message.get("tool_calls") or []:
-            names[call.get("id")] = (call.get("function") or {}).get("name", "")
-    return names
-
-
 def _arrivals(blocks: list[Block], tools: dict[str, str], tokens) -> tuple[Arrival, ...]:
     grouped: dict[tuple[str, str], list[int]] = {}
     for block in blocks:
@@ -163,7 +156,7 @@ def explain(result: Replay, number: int) -> CallStory:
     """What happened at call `number`, from the replay alone."""
     call = result.calls[number - 1]
     previous = result.calls[number - 2] if number > 1 else None
-    tools = _tool_names(result)
+    tools = call_names(item.message for item in result.scenario.script)
     tokens = result.block_tokens
     before = result.history_before(number)
     compaction = call.compaction

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 
+from ..counting.tokens import call_names
 from ..engine.history import Block
 from ..engine.calls import Replay, per_replay
 
@@ -13,11 +14,7 @@ from ..engine.calls import Replay, per_replay
 @per_replay
 def tool_names(replay: Replay) -> dict[str, str]:
     """tool_call_id -> function name, over the whole script."""
-    names = {}
-    for item in replay.scenario.script:
-        for call in item.message.get("tool_calls") or []:
-            names[call.get("id", "")] = (call.get("function") or {}).get("name", "")
-    return names
+    return call_names(item.message for item in replay.scenario.script)
 
 
 @per_replay

@@ -19,6 +19,7 @@ are the messages it cannot be sent without (its tool call, or its call's other r
 from __future__ import annotations
 
 from .compaction import Compaction, Context, Level, Work
+from ..counting.tokens import call_names
 from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, caller_of
 from ..strategy_catalog import STRATEGIES
 
@@ -56,7 +57,7 @@ def truncate_level(work: Work, context: Context) -> None:
         _replace(work, index, shrunk)
         work.truncated.append(block.id)
         if context.fetch_once_tools:
-            tool_names = tool_names if tool_names is not None else _tool_names(history)
+            tool_names = tool_names if tool_names is not None else call_names(block.message for block in history)
             if tool_names.get(block.message.get("tool_call_id")) in context.fetch_once_tools:
                 work.destroyed.append(block.id)
         if "truncate" not in work.levels:
@@ -183,7 +184,7 @@ def clear_level(work: Work, context: Context) -> None:
     settings = context.settings
     trial = list(work.history)
     units = work.units
-    names = _tool_names(trial)
+    names = call_names(block.message for block in trial)
     cleared: list[str] = []
     inputs: list[str] = []
     destroyed: list[str] = []
@@ -297,15 +298,6 @@ def notice_level(work: Work, context: Context) -> None:
     work.units += notice.units
     work.notice_added = True
     work.levels.append("notice")
-
-
-def _tool_names(history: list[Block]) -> dict[str, str]:
-    """tool_call_id -> function name, to know which tool a result came from."""
-    names = {}
-    for block in history:
-        for call in block.message.get("tool_calls") or []:
-            names[call.get("id")] = (call.get("function") or {}).get("name", "")
-    return names
 
 
 # The levels a strategy of the catalog (strategy_catalog.py) names, in the order it runs them.

@@ -1,16 +1,85 @@
-"""Where the scenarios live (the built-in ones and the user's own), and opening one by id or
-by path."""
+"""Where the scenarios live (the built-in ones and the user's own), the library a folder's
+files load into, and opening one by id or by path."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...resources import data_folder
-from .scenarios import TRANSCRIPT_SUFFIXES, Library, ScenarioError, load_file, load_library
 from ..model import Scenario
+from .lessons import parse_scenario_toml
+from .scenarios import ScenarioError
+from .transcripts import parse_transcript
 
 SCENARIOS_DIR = data_folder("scenarios")
+# A transcript file: JSON, or a SWE-agent trajectory, which SWE-agent names *.traj.
+TRANSCRIPT_SUFFIXES = (".json", ".traj")
+
+
+@dataclass
+class Library:
+    """The scenarios that loaded, by their `order` then file name, and the errors of those
+    that did not."""
+
+    scenarios: dict[str, Scenario]
+    errors: list[ScenarioError]
+
+    def get(self, scenario_id: str) -> Scenario | None:
+        return self.scenarios.get(scenario_id)
+
+    @property
+    def lessons(self) -> list[Scenario]:
+        """The path: the scenarios written as lessons (not transcripts), in teaching order."""
+        return [scenario for scenario in self.scenarios.values() if scenario.kind == "scenario"]
+
+    def lesson_number(self, scenario_id: str) -> int | None:
+        """1 for the first lesson; None for a transcript."""
+        return next((index for index, lesson in enumerate(self.lessons, 1) if lesson.id == scenario_id), None)
+
+    def next_lesson(self, scenario_id: str) -> Scenario | None:
+        number = self.lesson_number(scenario_id)
+        lessons = self.lessons
+        return lessons[number] if number is not None and number < len(lessons) else None
+
+
+def load_file(path: Path) -> Scenario:
+    source = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(source, [("", f"cannot be read: {error}")]) from None
+    if path.suffix in TRANSCRIPT_SUFFIXES:
+        return parse_transcript(text, source, scenario_id=path.stem, title=path.stem.replace("-", " ").capitalize())
+    return parse_scenario_toml(text, source)
+
+
+def load_library(*directories: Path) -> Library:
+    """Every scenario of the folders, in their `order`; a broken file, a missing folder or an
+    id used twice is reported and the other scenarios still load."""
+    scenarios: dict[str, Scenario] = {}
+    errors: list[ScenarioError] = []
+    paths = []
+    for directory in directories:
+        if not directory.is_dir():
+            errors.append(ScenarioError(str(directory), [("", "no such folder")]))
+            continue
+        paths += sorted(directory.glob("*"))
+    for path in paths:
+        if path.suffix not in {".toml", *TRANSCRIPT_SUFFIXES}:
+            continue
+        try:
+            scenario = load_file(path)
+        except ScenarioError as error:
+            errors.append(error)
+            continue
+        if scenario.id in scenarios:
+            errors.append(ScenarioError(path.name, [("id", f"{scenario.id!r} is already used by {scenarios[scenario.id].source}")]))
+            continue
+        scenarios[scenario.id] = scenario
+    ordered = sorted(scenarios.values(), key=lambda scenario: scenario.order)  # stable: file name breaks ties
+    return Library({scenario.id: scenario for scenario in ordered}, errors)
 
 
 def user_scenario_folders() -> list[Path]:

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..lru import LRUCache
-from .scenarios import ScenarioError, parse_transcript
+from .scenarios import ScenarioError
+from .transcripts import parse_transcript, transcript_id
 from ..model import Scenario
 
 TRANSCRIPT_ID = re.compile(r"^t-[0-9a-f]{16}$")
@@ -83,11 +84,6 @@ class Missing:
     when nothing was ever stored under it here."""
 
     removed: float | None
-
-
-def transcript_name(data: bytes) -> str:
-    """Same bytes, same link."""
-    return "t-" + hashlib.sha256(data).hexdigest()[:16]
 
 
 def decode(data: bytes) -> str:
@@ -154,7 +150,7 @@ class TranscriptStore:
         ScenarioError naming each problem's message and field."""
         if len(data) > self.max_bytes:
             raise TranscriptTooLarge(len(data), self.max_bytes)
-        name = transcript_name(data)
+        name = transcript_id(data)
         scenario = parse_transcript(decode(data), "transcript", scenario_id=name)
         # The prefix counts too: a replay sends it with every request.
         count = len(scenario.prefix) + len(scenario.script)
@@ -187,7 +183,7 @@ class TranscriptStore:
             data = self.path(name).read_bytes()
         except FileNotFoundError:
             return None
-        return data if transcript_name(data) == name else None  # changed by hand: no link to it
+        return data if transcript_id(data) == name else None  # changed by hand: no link to it
 
     def load(self, name: str) -> Scenario | None:
         """The stored transcript `name` (t-<16 hex>), or None when there is none: then

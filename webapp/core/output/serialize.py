@@ -11,7 +11,7 @@ from ..analysis.pricing import Pricing
 from ..engine.calls import Call, Replay
 from ..model import Scenario
 from ..counting.tokens import estimated, get_counter
-from ..inputs.formats import FORMAT_LABELS, NO_CLAUDE_TOKENIZER
+from ..inputs.formats import format_named
 
 
 def request_body(result: Replay, call: Call) -> dict[str, Any]:
@@ -30,9 +30,9 @@ def origin_json(scenario: Scenario, counter: str, say=lambda message: message) -
     if origin is None:
         return None
     notes = [say(message) % {name: f"{value:,}" for name, value in values.items()} for message, values in origin.notes]
-    if origin.format == "anthropic-messages":
-        notes.append(say(NO_CLAUDE_TOKENIZER) % {"counter": say(get_counter(counter).label)})
-    return {"format": origin.format, "label": say(FORMAT_LABELS[origin.format]), "notes": notes}
+    read_as = format_named(origin.format)
+    notes += [say(note) % {"counter": say(get_counter(counter).label)} for note in read_as.notes]
+    return {"format": origin.format, "label": say(read_as.label), "notes": notes}
 
 
 def call_json(result: Replay, call: Call) -> dict[str, Any]:

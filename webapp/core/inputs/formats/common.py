@@ -1,0 +1,279 @@
+"""What every transcript format's reader shares: the record a format is (`Format`), what
+reading gives (`Imported`) or refuses (`FormatError`), strict JSON, the `Check` that collects
+problems by their place in the input, and the checks of tool definitions and their JSON
+schemas, which every format with tools rewrites into chat completions' own."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...i18n import N_
+
+Message = dict[str, Any]
+Problems = list[tuple[str, str]]
+
+BUILTIN_TOOLS_LEFT_OUT = N_(
+    "Built-in tools left out: %(count)s (web search, code execution…). Their definitions are the "
+    "provider's and not in the request, so they are not counted."
+)
+SHOWN_CHARS = 60  # of a bad value quoted in a problem
+
+
+@dataclass(frozen=True)
+class Format:
+    """A transcript format: its name (kept in a scenario's origin and written in the JSON
+    pages), its label for people (a catalog message), whether a JSON value has its shape, and
+    the reader that rewrites it into chat-completions messages."""
+
+    name: str
+    label: str
+    detect: Callable[[Any], bool]
+    read: Callable[[Any], Imported]
+    # Catalog messages said on every page of such a transcript; %(counter)s names the counter.
+    notes: tuple[str, ...] = ()
+
+
+class FormatError(ValueError):
+    """The input cannot be read: each problem is (where in the input, what is wrong)."""
+
+    def __init__(self, problems: Problems):
+        self.problems = problems
+        super().__init__("; ".join(f"{where}: {what}" if where else what for where, what in problems))
+
+
+@dataclass
+class Imported:
+    """A transcript read into chat-completions form."""
+
+    format: str
+    messages: list[Message]
+    tools: list[dict]
+    # "tools", or "functions" for legacy function calling: the request keeps the field it had.
+    tools_field: str = "tools"
+    # Where each message came from in the input ("messages[3]", "input[5]", "system").
+    origins: list[str] = field(default_factory=list)
+    # What was rewritten, as (catalog message, numbers) for the web to say in the reader's language.
+    notes: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+    # Indexes of user messages that only show the model an example (SWE-agent's demonstrations).
+    examples: frozenset[int] = frozenset()
+
+
+# --- Layers ------------------------------------------------------------------------------------
+
+# The delimiters the manual advises for a request's parts (004_abe3947712a3ce73.txt, step 7:
+# "<memory>, <context>, <history>"): a system or developer message whose text starts with one
+# of these is long-term memory or retrieved documents. Any other message is history.
+LAYER_TAGS = {"<memory>": "memory", "<context>": "retrieval"}
+
+
+def message_layer(message: Message) -> str:
+    """The layer of a transcript's message: memory or retrieval for a system or developer
+    message that opens with <memory> or <context>, else history."""
+    if message.get("role") not in ("system", "developer"):
+        return "history"
+    content = message.get("content")
+    text = content if isinstance(content, str) else "".join(
+        str(part.get("text", "")) for part in content or [] if isinstance(part, dict)
+    )
+    opening = text.lstrip()
+    return next((layer for tag, layer in LAYER_TAGS.items() if opening.startswith(tag)), "history")
+
+
+# --- Reading JSON strictly --------------------------------------------------------------------
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number (strict JSON has no NaN or Infinity)")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:SHOWN_CHARS]} is too large for JSON (it would be Infinity)")
+    return value
+
+
+def loads(text: str) -> Any:
+    """json.loads, refusing NaN, Infinity and numbers too large to be finite: whatever is
+    read is written back as strict JSON by every JSON page."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+
+
+def said(counts: dict[str, int], notes: dict[str, str]) -> list[tuple[str, dict[str, int]]]:
+    """The note of each rewriting that happened, with how many times (`%(count)s`)."""
+    return [(note, {"count": counts[key]}) for key, note in notes.items() if counts.get(key)]
+
+
+# --- Small checks shared by the readers -------------------------------------------------------
+
+
+def kind(value: Any) -> str:
+    """What a JSON value is, in the words of an error message."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
+def show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
+class Check:
+    """Collects problems as (where, what)."""
+
+    def __init__(self):
+        self.problems: Problems = []
+
+    def add(self, where: str, what: str) -> None:
+        self.problems.append((where, what))
+
+    def string(self, value: Any, where: str, *, required: bool = True, nonempty: bool = False) -> bool:
+        if value is None and not required:
+            return True
+        if not isinstance(value, str):
+            self.add(where, "required field is missing" if value is None else f"expected a string, got {kind(value)}")
+            return False
+        if nonempty and not value:
+            self.add(where, "must not be empty")
+            return False
+        return True
+
+    def object(self, value: Any, where: str, expected: str = "an object") -> bool:
+        if not isinstance(value, dict):
+            self.add(where, f"expected {expected}, got {kind(value)}")
+            return False
+        return True
+
+    def array(self, value: Any, where: str, expected: str = "a list") -> bool:
+        if not isinstance(value, list):
+            self.add(where, f"expected {expected}, got {kind(value)}")
+            return False
+        return True
+
+    def one_of(self, value: Any, accepted: tuple[str, ...], where: str) -> bool:
+        if value not in accepted:
+            got = "nothing" if value is None else show(value)
+            self.add(where, f"got {got}; accepted: {', '.join(accepted)}")
+            return False
+        return True
+
+
+def relocate(where: str, what: str, origins: list[str]) -> tuple[str, str]:
+    """A problem found in the rewritten messages ("messages[4].tool_calls"), placed at the
+    input's message it came from ("input[7]"), the rewritten field named in the text."""
+    if not where.startswith("messages["):
+        return where, what
+    number, rest = where[len("messages["):].split("]", 1)
+    index = int(number)
+    origin = origins[index] if index < len(origins) else where
+    return origin, f"{rest.lstrip('.')}: {what}" if rest else what
+
+
+# --- Tool definitions, the chat-completions way -----------------------------------------------
+
+
+def check_tools(check: Check, tools: Any, at: str) -> None:
+    if not check.array(tools, at, "a list of tool definitions"):
+        return
+    for index, tool in enumerate(tools):
+        where = f"{at}[{index}]"
+        if not check.object(tool, where, 'a tool definition object ({"type": "function", "function": {...}})'):
+            continue
+        if "type" in tool and not check.one_of(tool["type"], ("function",), f"{where}.type"):
+            continue
+        function = tool.get("function")
+        if function is None:
+            check.add(f"{where}.function", "required field is missing")
+        elif check.object(function, f"{where}.function", "an object with name, description and parameters"):
+            _check_function(check, function, f"{where}.function")
+
+
+def check_functions(check: Check, functions: Any, at: str) -> None:
+    if check.array(functions, at, "a list of function definitions"):
+        for index, function in enumerate(functions):
+            if check.object(function, f"{at}[{index}]", "a function definition object"):
+                _check_function(check, function, f"{at}[{index}]")
+
+
+def _check_function(check: Check, function: dict, at: str, schema_field: str = "parameters") -> None:
+    check.string(function.get("name"), f"{at}.name", nonempty=True)
+    if function.get("description") is not None:
+        check.string(function["description"], f"{at}.description")
+    if function.get(schema_field) is not None:
+        check_schema(check, function[schema_field], f"{at}.{schema_field}")
+
+
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def check_schema(check: Check, schema: Any, at: str) -> None:
+    """The parts of a JSON schema that a request's token count reads have the shape JSON
+    Schema gives them: every schema an object, `properties` an object of schemas, `enum` a
+    list, `type` a string or a list of strings, `description` a string. Walked without recursion."""
+    stack = [(schema, at)]
+    while stack:
+        node, where = stack.pop()
+        if not check.object(node, where, "a JSON schema object"):
+            continue
+        if "type" in node and not (
+            isinstance(node["type"], str) or (isinstance(node["type"], list) and all(isinstance(t, str) for t in node["type"]))
+        ):
+            check.add(f"{where}.type", f"expected a type name or a list of them, got {kind(node['type'])}")
+        if "description" in node:
+            check.string(node["description"], f"{where}.description")
+        if "enum" in node:
+            check.array(node["enum"], f"{where}.enum", "a list of the accepted values")
+        if "required" in node and check.array(node["required"], f"{where}.required", "a list of property names"):
+            for position, name in enumerate(node["required"]):
+                check.string(name, f"{where}.required[{position}]")
+        for key in SCHEMA_MAPS:
+            if key in node and check.object(node[key], f"{where}.{key}", "an object of schemas by name"):
+                stack.extend((child, f"{where}.{key}.{name}") for name, child in node[key].items())
+        for key in SCHEMA_LISTS:
+            if key in node and check.array(node[key], f"{where}.{key}", "a list of schemas"):
+                stack.extend((child, f"{where}.{key}[{i}]") for i, child in enumerate(node[key]))
+        for key in ("items", "additionalProperties", "not"):
+            child = node.get(key)
+            if child is None or isinstance(child, bool):
+                continue
+            if isinstance(child, dict):
+                stack.append((child, f"{where}.{key}"))
+            elif key == "items" and isinstance(child, list):
+                stack.extend((item, f"{where}.items[{i}]") for i, item in enumerate(child))
+            else:
+                check.add(f"{where}.{key}", f"expected a schema object or true/false, got {kind(child)}")
+
+
+def function_tools(check: Check, tools: Any, counts: dict[str, int], own_type: str, schema_field: str) -> list[dict]:
+    """A provider's tool definitions as chat-completions function tools. Tools of another type
+    than the provider's own function type are built-in tools: counted and left out."""
+    if not check.array(tools, "tools", "a list of tool definitions"):
+        return []
+    out = []
+    for index, tool in enumerate(tools):
+        where = f"tools[{index}]"
+        if not check.object(tool, where, "a tool definition object"):
+            continue
+        if tool.get("type", own_type) != own_type:
+            counts["builtin"] += 1
+            continue
+        _check_function(check, tool, where, schema_field)
+        fields = {"name": "name", "description": "description", "parameters": schema_field, "strict": "strict"}
+        function = {ours: tool[theirs] for ours, theirs in fields.items() if tool.get(theirs) is not None}
+        out.append({"type": "function", "function": function})
+    return out
+
