@@ -499,3 +499,14 @@ def test_a_hostile_transcript_is_refused_with_its_field_or_served_everywhere(hos
         else:
             assert response.status_code == 400, (name, response.status_code)
             assert f"<code>{html.escape(where)}</code>" in body if where else "not valid JSON" in body, body[-1500:]
+
+
+@pytest.mark.parametrize("came_from", ["http://[::1", "http://[::1/play/bike-shop?call=1", "http://[zz]/", "\x00://x"])
+@pytest.mark.parametrize("page", ["/play/bike-shop?call=2", "/compare/bike-shop?call=2"])
+def test_a_malformed_url_in_referer_or_hx_current_url_is_ignored(client, page, came_from):
+    """The page a request came from is only a hint for what to send: a URL no browser sends
+    gives the whole answer, as from another site, never a 500."""
+    for headers in ({"Referer": came_from}, {"HX-Request": "true", "HX-Current-URL": came_from}):
+        answer = client.get(page, headers=headers)
+        assert answer.status_code == 200, (headers, answer.status_code)
+        assert "Something went wrong" not in answer.get_data(as_text=True)

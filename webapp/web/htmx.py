@@ -100,7 +100,10 @@ def state_before(endpoint: str) -> PageState | None:
     url = request.headers.get("HX-Current-URL") if is_htmx() else request.headers.get("Referer")
     if not url:
         return None
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a header no browser sends (http://[::1): no page it came from
+        return None
     if parts.netloc and parts.netloc != request.host:
         return None
     adapter = current_app.url_map.bind(request.host)
