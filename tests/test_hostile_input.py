@@ -510,3 +510,13 @@ def test_a_malformed_url_in_referer_or_hx_current_url_is_ignored(client, page, c
         answer = client.get(page, headers=headers)
         assert answer.status_code == 200, (headers, answer.status_code)
         assert "Something went wrong" not in answer.get_data(as_text=True)
+
+
+def test_a_huge_accept_language_is_read_from_its_first_part(client):
+    """A browser names a few languages: the first ones of a header of thousands still choose
+    the page's language."""
+    header = "zh-CN," + ",".join(f"x{number};q=0.{number % 9 + 1}" for number in range(25_000))
+    answer = client.get("/", headers={"Accept-Language": header})
+    assert answer.status_code == 200
+    assert '<html lang="zh-Hans"' in answer.get_data(as_text=True)
+    assert '<html lang="fr"' in client.get("/", headers={"Accept-Language": "fr-CH, fr;q=0.9, en;q=0.8"}).get_data(as_text=True)

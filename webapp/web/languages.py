@@ -12,6 +12,8 @@ from typing import Callable
 from babel.numbers import format_decimal, format_percent, get_group_symbol, parse_pattern
 from flask import Flask, g, request
 from flask_babel import Babel, get_locale, get_translations
+from werkzeug.datastructures import LanguageAccept
+from werkzeug.http import parse_accept_header
 from flask_babel import gettext as _
 
 from ..core.counting.tokens import COUNTERS
@@ -19,6 +21,7 @@ from ..core.model import LANGUAGES
 from ..core.settings import COUNTER_NAMES
 from ..core.strategy_catalog import STRATEGIES
 
+ACCEPT_LANGUAGE_CHARS = 1000
 # Each language named in itself, so a reader finds theirs whatever the page's language.
 LANGUAGE_NAMES = {"en": "English", "fr": "Français", "zh": "中文"}
 # The Chinese catalog is in simplified characters; the tag also lets the browser pick a
@@ -48,7 +51,10 @@ def select_locale() -> str:
     wanted = request.args.get("lang")
     if wanted in LANGUAGES:
         return wanted
-    return request.accept_languages.best_match(LANGUAGES) or "en"
+    # Browsers send a few languages; a header of thousands would take longer to parse than
+    # the page to render, so only its first part is read.
+    header = request.headers.get("Accept-Language", "")[:ACCEPT_LANGUAGE_CHARS]
+    return parse_accept_header(header, LanguageAccept).best_match(LANGUAGES) or "en"
 
 
 def request_catalog():
