@@ -156,8 +156,9 @@ class CameFrom:
     """The page a request came from, looked up only if asked (`state_before`). A whole page
     that asked depends on the Referer, and says so in Vary."""
 
-    def __init__(self, endpoint: str):
+    def __init__(self, endpoint: str, view: PageState):
         self.endpoint = endpoint
+        self.view = view
         self.asked = False
 
     @cached_property
@@ -165,12 +166,10 @@ class CameFrom:
         self.asked = True
         return state_before(self.endpoint)
 
-    def changed(self, view: PageState) -> set[str]:
-        """The URL parameters that differ between that page and `view`."""
-        found = self.__dict__.get("_changed")
-        if found is None:
-            found = self.__dict__["_changed"] = changed_inputs(self.state, view)
-        return found
+    @cached_property
+    def changed(self) -> set[str]:
+        """The URL parameters that differ between that page and this request's."""
+        return changed_inputs(self.state, self.view)
 
 
 def fragment_page(fragments: Fragments) -> Callable:
@@ -181,7 +180,7 @@ def fragment_page(fragments: Fragments) -> Callable:
         @wraps(make_context)
         def route(scenario_id: str) -> Response:
             view = read_state(scenario_id, request.args)
-            came_from = CameFrom(request.endpoint)
+            came_from = CameFrom(request.endpoint, view)
             return respond(fragments, view, came_from, make_context(view, came_from))
 
         return route
@@ -205,7 +204,7 @@ def respond(fragments: Fragments, view: PageState, came_from: CameFrom, context:
         target, *others = fragments.from_elsewhere
         body = render_panels(template, [target], fragment=True, oob=False, lazy=True, **context)
         return answer(body + render_panels(template, others, fragment=True, oob=True, lazy=True, **context), view)
-    changed = came_from.changed(view)
+    changed = came_from.changed
     blocks = [panel.block for panel in panels(template) if panel.shows(changed)]
     form_id, form_block = fragments.form
     if request.headers.get("HX-Trigger") == form_id and form_block in blocks:

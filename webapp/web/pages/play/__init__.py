@@ -90,7 +90,7 @@ class PlayData:
 @fragment_page(PLAY)
 def page(view: PageState, came_from: CameFrom) -> dict:
     before = came_from.state
-    changed = came_from.changed(view)
+    changed = came_from.changed
     # Growing lists append on an htmx +1 step that changes nothing else they show; a plain
     # page load (JavaScript off, or a key pressed before htmx is ready) has a Referer one call
     # back too, but it is a whole page and needs its lists whole.
