@@ -16,6 +16,9 @@
    the JavaScript the pages load (htmx plus at most 5 KB of the project's own).
 5. Comparing every strategy (compare(): cache hits, facts, validity, verdict) against only
    replaying them, with o200k_base and a warm token cache. Goal: at most 1.5x.
+6. Reading a 20 MB session (500 messages wrapped in the metadata agents write on every
+   line, and lines of events around them) as the store does, and replaying it with
+   o200k_base, against tokenizing its messages' text once (issue 21). Goal: at most 3x.
 
 Core times (1, 2, 5) are CPU time of this process, the best of --repeat runs measured in
 alternation, so other work on the machine skews a ratio less. Latencies (3) are wall time.
@@ -29,6 +32,7 @@ import json
 import re
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -43,6 +47,7 @@ from tests.seed_reference import SEED_PREVIEW, load_seed_compact, seed_requests 
 from webapp.core.counting import vocab  # noqa: E402
 from webapp.core.analysis.compare import compare, variants  # noqa: E402
 from webapp.core.engine.replay import replay  # noqa: E402
+from webapp.core.inputs.store import TranscriptStore  # noqa: E402
 from webapp.core.inputs.transcripts import parse_transcript  # noqa: E402
 from webapp.core.model import Scenario  # noqa: E402
 from webapp.core.strategy_catalog import STRATEGIES  # noqa: E402
@@ -55,7 +60,43 @@ WINDOW, THRESHOLD, KEEP = 32_000, 0.8, 2
 # The web benchmarks step through a short and a long built-in scenario.
 WEB_SCENARIOS = {"bike-shop": 6, "long-haul": 64}
 HTMX = {"HX-Request": "true"}
+SESSION_BYTES = 20_000_000
 STEP_GOALS = {("bike-shop", 5): 0.25, ("long-haul", 40): 0.15}  # issue 10: the step into this call
+
+
+def session_file(target_bytes: int) -> bytes:
+    """A session as agents write it: the generated transcript's first 500 messages (about
+    870,000 characters, under the store's limit of 1,000,000), each with the metadata of a line
+    of a session log, and lines of progress events around them, up to `target_bytes`."""
+    session = generate_transcript(500)
+    line = {
+        "parentUuid": "5c0a3d52-8b5e-4f0e-9c43-0b4f0e7d9a11", "isSidechain": False, "userType": "external",
+        "cwd": "/home/dev/projects/bike-shop", "sessionId": "0f8e9f5e-2c7a-4d6b-a7c3-53bd5d2a1c9e",
+        "version": "1.0.51", "gitBranch": "main", "timestamp": "2025-07-14T09:12:33.512Z",
+    }
+    for index, message in enumerate(session["messages"]):
+        message["metadata"] = {**line, "uuid": f"{index:08d}-0000-4000-8000-000000000000"}
+    size = len(json.dumps(session))
+    event = {**line, "type": "progress", "uuid": "00000000", "toolUseResult": {"stdout": "ok\n" * 60, "stderr": "", "interrupted": False}}
+    session["events"] = [{**event, "uuid": f"{index:08d}"} for index in range((target_bytes - size) // (len(json.dumps(event)) + 2))]
+    return json.dumps(session).encode()
+
+
+def bench_session(repeat: int, directory: Path) -> tuple[int, int, float, float]:
+    """(bytes, characters kept, tokenizing the messages' text once, reading and replaying)
+    for a 20 MB session, cold token cache, default settings with o200k_base."""
+    data = session_file(SESSION_BYTES)
+    store = TranscriptStore(directory, max_bytes=SESSION_BYTES, max_total_bytes=4 * SESSION_BYTES)
+    scenario, characters = store.parse(data)
+    encoding = vocab.get_encoding("o200k_base")
+    texts = model_texts([*scenario.prefix, *(item.message for item in scenario.script)])
+    settings = Settings(counter="o200k_base")
+    times = alternating_best(
+        {"tokenize": lambda: [encoding.encode_ordinary(text) for text in texts], "session": lambda: replay(store.parse(data)[0], settings)},
+        repeat,
+        setup=get_counter("o200k_base").cache_clear,
+    )
+    return len(data), characters, times["tokenize"], times["session"]
 
 
 def step_headers(port: int, scenario: str, call: int) -> dict[str, str]:
@@ -231,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
         replays, compared = bench_compare(scenario, args.repeat)
         print(f"   {'replay every column':36} {replays * 1000:8.1f} ms  1.00x")
         print(f"   {'compare()':36} {compared * 1000:8.1f} ms  {compared / replays:4.2f}x: {verdict(compared / replays <= 1.5)}")
+
+        print("\n6. Reading and replaying a 20 MB session (o200k_base, cold cache, default settings) vs tokenizing its text once. Goal: <= 3x")
+        with tempfile.TemporaryDirectory() as directory:
+            size, characters, tokenize, session = bench_session(args.repeat, Path(directory))
+        print(f"   a file of {size:,} bytes whose messages and tools hold {characters:,} characters")
+        print(f"   {'tokenize its messages once (floor)':36} {tokenize * 1000:8.1f} ms  1.00x")
+        print(f"   {'read and replay':36} {session * 1000:8.1f} ms  {session / tokenize:4.2f}x: {verdict(session / tokenize <= 3)}")
 
     if args.only != "core":
         with serve(workers=1) as (port, _):

@@ -393,7 +393,7 @@ def test_a_request_over_the_upload_cap_gets_a_413_with_a_message(client, app):
     response = client.post("/transcripts", data={"file": (io.BytesIO(too_big), "big.json")}, content_type="multipart/form-data")
     assert response.status_code == 413
     body = assert_safe(response)
-    assert "too large" in body
+    assert f"larger than the limit of {app.config['TRANSCRIPT_MAX_BYTES']:,} bytes" in body
 
 
 def test_a_file_that_is_not_utf8_is_refused(client):

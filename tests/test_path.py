@@ -182,7 +182,7 @@ def test_favicon_and_the_413_limit(client, app):
     assert 'rel="icon"' in html(client.get("/"))
     too_big = client.post("/transcripts", data={"transcript": "x" * (app.config["MAX_CONTENT_LENGTH"] + 10)})
     assert too_big.status_code == 413
-    assert "the limit is 2,097,152 bytes" in too_big.get_data(as_text=True)
+    assert "larger than the limit of 20,000,000 bytes" in too_big.get_data(as_text=True)
 
 
 def test_the_transcript_form_shows_only_the_notes_that_apply(client):

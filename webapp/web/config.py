@@ -14,18 +14,23 @@ from flask import Flask
 from ..core.inputs.library import SCENARIOS_DIR, user_scenario_folders
 from ..resources import data_folder
 
+# Bytes of a form beyond its transcript: the multipart boundaries and headers, the other field.
+FORM_ROOM = 64 * 1024
+
 DEFAULTS = {
     "SCENARIOS_DIR": SCENARIOS_DIR,
     "REPLAY_CACHE_SIZE": 64,
     # Per worker. One replay of a 1,000-message transcript holds up to about 30 MB.
     "REPLAY_CACHE_MAX_BYTES": 128 * 1024 * 1024,
-    "MAX_CONTENT_LENGTH": 2 * 1024 * 1024,
     "BABEL_DEFAULT_LOCALE": "en",
     "BABEL_TRANSLATION_DIRECTORIES": str(data_folder("translations")),
-    # Pasted transcripts (README: "Bring your own transcript"): a cap per transcript and a cap
-    # for the whole store, which several servers can share.
-    "TRANSCRIPT_MAX_BYTES": 1_000_000,
-    "TRANSCRIPT_STORE_MAX_BYTES": 256 * 1024 * 1024,
+    # Pasted transcripts (README: "Bring your own transcript"): a cap per file as sent (an
+    # agent's session is mostly metadata around its messages: real ones take 1 to 3.5 MB), a
+    # cap on the characters the replay keeps of it (its messages and tool definitions), and a
+    # cap for the whole store, which several servers can share, counting files as sent.
+    "TRANSCRIPT_MAX_BYTES": 20_000_000,
+    "TRANSCRIPT_MAX_CHARACTERS": 1_000_000,
+    "TRANSCRIPT_STORE_MAX_BYTES": 1024 * 1024 * 1024,
     # Behind a reverse proxy, how many proxies' X-Forwarded-For to trust to tell clients apart.
     "TRUSTED_PROXY_HOPS": 0,
     # Past a few thousand messages a replay's memory and the comparison panel's time grow
@@ -53,8 +58,18 @@ def init_app(app: Flask, test_config: dict | None) -> None:
         app.config.from_mapping(test_config)
     app.config.setdefault("TRANSCRIPT_DIR", str(Path(app.instance_path) / "transcripts"))
     # One client's share of the store (its IPv4 address or IPv6 /64): past it, its own oldest
-    # transcripts make room, so no one visitor can push out everyone else's.
-    app.config.setdefault("TRANSCRIPT_CLIENT_MAX_BYTES", app.config["TRANSCRIPT_STORE_MAX_BYTES"] // 16)
+    # transcripts make room, so no one visitor can push out everyone else's; at least one
+    # transcript of the largest size.
+    store_share = app.config["TRANSCRIPT_STORE_MAX_BYTES"] // 16
+    app.config.setdefault("TRANSCRIPT_CLIENT_MAX_BYTES", max(store_share, app.config["TRANSCRIPT_MAX_BYTES"]))
+    # A pasted transcript (a form field) and an uploaded one (a file) take the same limit, the
+    # store's, which measures the transcript exactly. Flask's own caps stay above it: its cap on
+    # a form field (MAX_FORM_MEMORY_SIZE, 500,000 bytes unless set) counts the parser's buffer,
+    # boundaries included, and a request carries the rest of its form. (Flask has defaults of
+    # its own for both, so setdefault would keep them.)
+    given = test_config or {}
+    app.config["MAX_FORM_MEMORY_SIZE"] = given.get("MAX_FORM_MEMORY_SIZE", app.config["TRANSCRIPT_MAX_BYTES"] + FORM_ROOM)
+    app.config["MAX_CONTENT_LENGTH"] = given.get("MAX_CONTENT_LENGTH", app.config["TRANSCRIPT_MAX_BYTES"] + 2 * FORM_ROOM)
     if app.config["TRUSTED_PROXY_HOPS"]:
         from werkzeug.middleware.proxy_fix import ProxyFix
 

@@ -31,7 +31,8 @@ def http_error(error: HTTPException):
     messages = {
         404: _("There is no page at this address."),
         405: _("This address does not accept that method."),
-        413: _("What you sent is too large: the limit is %(limit)s bytes.", limit=format_number(current_app.config["MAX_CONTENT_LENGTH"])),
+        # Only a transcript's form takes a body this large.
+        413: _("What you sent is too large: a transcript may take at most %(limit)s bytes.", limit=format_number(current_app.config["TRANSCRIPT_MAX_BYTES"])),
     }
     return error_page(error.code or 500, [messages.get(error.code, error.description or error.name)])
 

@@ -28,6 +28,7 @@ def init_app(app: Flask) -> None:
         config["TRANSCRIPT_STORE_MAX_BYTES"],
         max_client_bytes=config["TRANSCRIPT_CLIENT_MAX_BYTES"],
         max_messages=config["TRANSCRIPT_MAX_MESSAGES"],
+        max_characters=config["TRANSCRIPT_MAX_CHARACTERS"],
     )
 
     @app.before_request

@@ -41,23 +41,34 @@ MAX_NESTING = 64
 def value_problems(value: Any) -> list[tuple[str, str]]:
     """A problem when lists and tables nest deeper than MAX_NESTING, or a number is NaN or
     infinite (TOML has both; strict JSON, which every JSON page writes, has neither). Walked
-    without recursion."""
-    stack = [(value, 1, "")]
+    without recursion, visiting only lists and tables and naming a place only for a problem:
+    an agent's session is mostly metadata, walked here and nowhere else."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [("", f"{value} is not a number JSON can write: give a finite number")]
+    stack: list[tuple[Any, int, tuple | None]] = [(value, 1, None)] if isinstance(value, (dict, list)) else []
     problems = []
     while stack:
-        item, depth, where = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            problems.append((where, f"{item} is not a number JSON can write: give a finite number"))
-            continue
-        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else None
-        if children is None:
-            continue
+        item, depth, place = stack.pop()
         if depth > MAX_NESTING:
             return [("", f"lists and objects nest more than {MAX_NESTING} levels deep")]
-        for key, child in children:
-            path = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
-            stack.append((child, depth + 1, path))
+        for key, child in item.items() if isinstance(item, dict) else enumerate(item):
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1, (place, key)))
+            elif isinstance(child, float) and not math.isfinite(child):
+                problems.append((_path((place, key)), f"{child} is not a number JSON can write: give a finite number"))
     return problems
+
+
+def _path(place: tuple | None) -> str:
+    """"a.b[2].c" of a place kept as (parent place, key) pairs."""
+    keys = []
+    while place is not None:
+        place, key = place
+        keys.append(key)
+    where = ""
+    for key in reversed(keys):
+        where = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
+    return where
 
 
 def first_request(messages: list[Message], examples: frozenset[int] = frozenset()) -> int:

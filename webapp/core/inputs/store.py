@@ -13,17 +13,22 @@ and which were removed to make room. So a paste never lists or stats the store, 
 link says whether it was removed or never stored, and eviction counts what the disk holds
 (blocks, not file sizes: a 1-byte file takes a whole block).
 
-Limits: each transcript at most `max_bytes` and `max_messages` (a replay keeps every call's
-request, and the comparison panel walks every call of every strategy, so their cost grows with
-the square of the chat's length); each client at most `max_client_bytes` on disk, past which
-its own least recently used transcripts go first, so one client cannot push out everyone
-else's; the whole store at most `max_total_bytes`, past which the least recently used go.
+Limits: each file at most `max_bytes` as sent, the metadata an agent writes around its
+messages included; what the replay holds at most `max_messages` messages (a replay keeps every
+call's request, and the comparison panel walks every call of every strategy, so their cost
+grows with the square of the chat's length) and `max_characters` characters in its messages
+and tool definitions (what the counters read), however large the file around them; each client
+at most `max_client_bytes` on disk, past which its own least recently used transcripts go
+first, so one client cannot push out everyone else's; the whole store at most
+`max_total_bytes`, past which the least recently used go. The disk caps count files as sent,
+metadata included (the store serves them back byte for byte).
 """
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import os
 import re
 import sqlite3
@@ -46,8 +51,9 @@ BLOCK = 4096  # where a file system does not report its blocks
 TOUCH_EVERY = 60.0
 # Removals remembered to explain a dead link; past it the oldest are forgotten.
 REMEMBERED_REMOVALS = 200_000
-# A parsed transcript holds about 3.3 times its bytes in memory (tracemalloc, 1 MB transcripts).
-PARSED_BYTES_PER_BYTE = 4
+# A parsed transcript holds about 3.3 times the characters of its messages in memory
+# (tracemalloc, 1 MB chat-completions transcripts); the metadata around them is not kept.
+PARSED_BYTES_PER_CHARACTER = 4
 
 
 SCHEMA = (
@@ -108,6 +114,13 @@ def client_key(address: str | None) -> str:
     return hashlib.sha256(label.encode()).hexdigest()[:16]
 
 
+def held_characters(scenario: Scenario) -> int:
+    """Characters of what a replay holds of a transcript: its messages and tool definitions,
+    as compact JSON (the metadata of the file around them is not kept)."""
+    messages = [*scenario.prefix, *(item.message for item in scenario.script)]
+    return len(json.dumps([messages, scenario.tools], ensure_ascii=False, separators=(",", ":")))
+
+
 def disk_bytes(path: Path) -> int:
     status = path.stat()
     blocks = getattr(status, "st_blocks", None)
@@ -124,16 +137,18 @@ class TranscriptStore:
         max_total_bytes: int,
         max_client_bytes: int | None = None,
         max_messages: int = 1000,
+        max_characters: int = 1_000_000,
         parsed_cache: int = 32,
         parsed_cache_bytes: int = 48 * 1024 * 1024,
     ):
         self.directory = Path(directory)
         self.max_bytes = max_bytes
         self.max_messages = max_messages
+        self.max_characters = max_characters
         self.max_total_bytes = max_total_bytes
         self.max_client_bytes = max_client_bytes or max_total_bytes
         self._parsed: LRUCache[str, tuple[Scenario, int]] = LRUCache(
-            parsed_cache, parsed_cache_bytes, lambda name, entry: PARSED_BYTES_PER_BYTE * entry[1]
+            parsed_cache, parsed_cache_bytes, lambda name, entry: PARSED_BYTES_PER_CHARACTER * entry[1]
         )
         self._touched: dict[str, float] = {}
         self._local = threading.local()
@@ -145,9 +160,10 @@ class TranscriptStore:
 
     # --- Reading and writing -----------------------------------------------------------------
 
-    def parse(self, data: bytes) -> Scenario:
-        """The transcript as a scenario, or TranscriptTooLarge, TranscriptNotText, or
-        ScenarioError naming each problem's message and field."""
+    def parse(self, data: bytes) -> tuple[Scenario, int]:
+        """The transcript as a scenario and the characters of what it holds, or
+        TranscriptTooLarge, TranscriptNotText, or ScenarioError naming each problem's message
+        and field."""
         if len(data) > self.max_bytes:
             raise TranscriptTooLarge(len(data), self.max_bytes)
         name = transcript_id(data)
@@ -159,12 +175,18 @@ class TranscriptStore:
                 "transcript",
                 [("messages", f"{count:,} messages; at most {self.max_messages:,} are accepted")],
             )
-        return scenario
+        characters = held_characters(scenario)
+        if characters > self.max_characters:
+            raise ScenarioError(
+                "transcript",
+                [("messages", f"the messages and tool definitions hold {characters:,} characters (as JSON); at most {self.max_characters:,} are accepted")],
+            )
+        return scenario, characters
 
     def save(self, data: bytes, client: str = "") -> Scenario:
         """Validate and store the exact bytes; returns the scenario, whose id is the link.
         Storing the same bytes again only marks them as used."""
-        scenario = self.parse(data)
+        scenario, characters = self.parse(data)
         target = self.path(scenario.id)
         if not target.exists():
             partial = target.with_name(f".{scenario.id}.{os.getpid()}.{threading.get_ident()}.partial")
@@ -172,7 +194,7 @@ class TranscriptStore:
             partial.replace(target)
         removed = self._index_saved(scenario.id, disk_bytes(target), client)
         self._forget(removed)
-        self._parsed.put(scenario.id, (scenario, len(data)))
+        self._parsed.put(scenario.id, (scenario, characters))
         return scenario
 
     def read_bytes(self, name: str) -> bytes | None:
@@ -201,10 +223,10 @@ class TranscriptStore:
         if data is None:
             return None
         try:
-            scenario = self.parse(data)
+            scenario, characters = self.parse(data)
         except (ScenarioError, TranscriptTooLarge, TranscriptNotText):
             return None  # stored under older, other rules: no link to it
-        self._parsed.put(name, (scenario, len(data)))
+        self._parsed.put(name, (scenario, characters))
         self._touch(name)
         return scenario
 

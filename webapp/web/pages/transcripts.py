@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, redirect, render_template, request
 from flask_babel import format_number
 from flask_babel import gettext as _
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from ...core.inputs.scenarios import ScenarioError
 from ...core.inputs.store import TranscriptNotText, TranscriptTooLarge, client_key
@@ -36,12 +37,17 @@ def create():
     if wanted is not None and wanted not in LANGUAGES:
         # Refused before anything is stored: the redirect would lead to a 400.
         raise StateError(400, [_("lang: got %(got)r, expected one of %(accepted)s", got=wanted, accepted=", ".join(LANGUAGES))])
-    upload = request.files.get("file")
+    try:
+        upload = request.files.get("file")
+        pasted = request.form.get("transcript", "")
+    except RequestEntityTooLarge:  # a pasted field or a whole form past the transcript's limit
+        problem = _("The transcript is larger than the limit of %(limit)s bytes.", limit=format_number(store().max_bytes))
+        return form_page([("", problem)], "", 413)
     if upload is not None and upload.filename:
         data = upload.read(store().max_bytes + 1)
         text = None
     else:
-        text = request.form.get("transcript", "")
+        text = pasted
         # The exact text the browser sent, a textarea's CRLF newlines included.
         data = text.encode("utf-8", "surrogatepass")
     if not data.strip():
@@ -63,13 +69,17 @@ def create():
 
 
 def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", status: int = 200):
-    limit = store().max_bytes
     problems = problems or []
+    limits = {
+        "limit": format_number(store().max_bytes),
+        "messages": format_number(store().max_messages),
+        "characters": format_number(store().max_characters),
+    }
     # The note on tool pairs only under a problem about tool pairs, not under invalid JSON.
     tool_pair_problems = any("tool_call" in where for where, _what in problems)
     return (
         render_template(
-            "transcript_new.html", problems=problems, text=text, limit=limit, limit_text=format_number(limit), tool_pair_problems=tool_pair_problems
+            "transcript_new.html", problems=problems, text=text, limits=limits, tool_pair_problems=tool_pair_problems
         ),
         status,
     )
