@@ -110,7 +110,7 @@ def test_the_metrics_panel_shows_each_metric_in_words_with_the_manuals_name(clie
     panel = re.search(r'<dl id="metrics-figures"[^>]*>(.*?)</dl>', page, re.S).group(1)
     for words, key, value in [
         ("Tokens in this request", "tokens_used_total", "3,087"),
-        ("Share of the window used", "context_utilization_pct", "38.6%"),
+        ("Share of the model's window used", "context_utilization_pct", "38.6%"),
         ("Compactions so far", "compression_events", "1"),
     ]:
         # the manual's name may wrap after an underscore on a phone, never inside a word
