@@ -110,14 +110,14 @@ def test_the_metrics_panel_shows_each_metric_in_words_with_the_manuals_name(clie
     panel = re.search(r'<dl id="metrics-figures"[^>]*>(.*?)</dl>', page, re.S).group(1)
     for words, key, value in [
         ("Tokens in this request", "tokens_used_total", "3,087"),
-        ("Share of the window used", "context_utilization_pct", "38.6%"),
+        ("Share of the model(?:'|&#39;)s window used", "context_utilization_pct", "38.6%"),
         ("Compactions so far", "compression_events", "1"),
     ]:
         # the manual's name may wrap after an underscore on a phone, never inside a word
         assert re.search(rf"<dt>{words} <code>{key.replace('_', '_<wbr>')}</code></dt><dd>{re.escape(value)}</dd>", panel), key
     assert "<code>tokens_by_layer</code>" in panel and "long-term memory <code>ltm</code>" in panel
     french = text(client.get("/play/bike-shop?call=5&lang=fr"))
-    assert re.search(r"<dt>Part de la fenêtre utilisée <code>context_<wbr>utilization_<wbr>pct</code></dt><dd>38,6[\u00a0\u202f]%</dd>", french)
+    assert re.search(r"<dt>Part de la fenêtre du modèle utilisée <code>context_<wbr>utilization_<wbr>pct</code></dt><dd>38,6[\u00a0\u202f]%</dd>", french)
 
 
 def test_a_step_sends_the_metrics_and_selecting_a_block_does_not(client):

@@ -115,7 +115,7 @@ def state_before(endpoint: str) -> PageState | None:
         return None
     args = {name: given[-1] for name, given in parse_qs(parts.query, keep_blank_values=True).items()}
     try:
-        return read_state(values["scenario_id"], args)
+        return read_state(values["scenario_id"], args, found)
     except StateError:
         return None
 
@@ -179,7 +179,7 @@ def fragment_page(fragments: Fragments) -> Callable:
     def decorate(make_context: Callable[[PageState, CameFrom], dict]) -> Callable:
         @wraps(make_context)
         def route(scenario_id: str) -> Response:
-            view = read_state(scenario_id, request.args)
+            view = read_state(scenario_id, request.args, request.endpoint)
             came_from = CameFrom(request.endpoint, view)
             return respond(fragments, view, came_from, make_context(view, came_from))
 

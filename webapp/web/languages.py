@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from functools import cache, lru_cache
 from typing import Callable
 
+from babel.lists import format_list
 from babel.numbers import format_decimal, format_percent, get_group_symbol, parse_pattern
 from flask import Flask, g, request
 from flask_babel import Babel, get_locale, get_translations
@@ -17,6 +18,7 @@ from werkzeug.http import parse_accept_header
 from flask_babel import gettext as _
 
 from ..core.counting.tokens import COUNTERS
+from ..core.inputs.formats import FORMATS
 from ..core.model import LANGUAGES
 from ..core.settings import COUNTER_NAMES
 from ..core.strategy_catalog import STRATEGIES
@@ -73,6 +75,12 @@ def strategy_descriptions() -> dict[str, str]:
 def counter_labels() -> dict[str, str]:
     """Each token counter's name and label, in the page's language."""
     return {name: _(COUNTERS[name].label) for name in COUNTER_NAMES}
+
+
+def transcript_formats() -> str:
+    """The transcript formats the playground reads, as one list in the page's language ("A,
+    B and C"), from the registry: a format added there is named here by itself."""
+    return format_list([_(known.label) for known in FORMATS], locale=get_locale())
 
 
 def html_lang(code: str | None = None) -> str:

@@ -183,9 +183,10 @@ class PageState:
         return out
 
     def url(self, endpoint: str = "play.page", *, relative: bool = False, **changes: Any) -> str:
-        """The URL of this state (with `changes`) on `endpoint`, defaults left out. `relative`:
-        only the query (`?call=5`), for the many links of a page to itself."""
-        query = urlencode(self.params(**changes))
+        """The URL of this state (with `changes`) on `endpoint`, defaults left out (the call
+        too when it is the one that page opens at). `relative`: only the query (`?call=5`),
+        for the many links of a page to itself."""
+        query = urlencode(self.page_params(endpoint, **changes))
         if relative and query:
             return f"?{query}"
         path = url_for(endpoint, scenario_id=self.scenario.id)
@@ -211,10 +212,28 @@ class PageState:
 
         return link
 
-    def hidden(self, *shown: str, **changes: Any) -> list[tuple[str, str]]:
-        """(name, value) of the hidden fields a form needs to keep this state: every
-        parameter that differs from its default, except the fields the form shows itself."""
-        return [(name, value) for name, value in self.params(**changes).items() if name not in shown]
+    def page_params(self, endpoint: str, **changes: Any) -> dict[str, str]:
+        """`params` for a page of `endpoint`, whose URL leaves out the call that page opens
+        at (`opening_call`) rather than call 1."""
+        params = self.params(**changes)
+        opening = opening_call(endpoint, self.scenario)
+        if opening == 1:
+            return params
+        call = changes.get("call", self.call)
+        params.pop("call", None)
+        return params if call == opening else {"call": str(call), **params}
+
+    def hidden(self, *shown: str, endpoint: str = "play.page", **changes: Any) -> list[tuple[str, str]]:
+        """(name, value) of the hidden fields a form of `endpoint` needs to keep this state:
+        every parameter that differs from its default, except the fields the form shows."""
+        return [(name, value) for name, value in self.page_params(endpoint, **changes).items() if name not in shown]
+
+
+def opening_call(endpoint: str, scenario: Scenario) -> int:
+    """The call a page opens at when its URL names none. The play page steps through the chat
+    from its first call; the comparison opens at the last, where the strategies differ most
+    (at call 1 every one sends the same request)."""
+    return scenario.call_count if endpoint.startswith("compare.") else 1
 
 
 def _differences(model: BaseModel, defaults: BaseModel) -> dict[str, str]:
@@ -288,8 +307,9 @@ def missing_transcript(name: str) -> StateError:
     return StateError(404, [problem])
 
 
-def read_state(scenario_id: str, args: Mapping[str, Any]) -> PageState:
-    """The page state a URL names: the scenario by id, the rest from the query args.
+def read_state(scenario_id: str, args: Mapping[str, Any], endpoint: str = "play.page") -> PageState:
+    """The page state a URL of `endpoint` names: the scenario by id, the rest from the query
+    args; without a call, the call that page opens at.
 
     An empty value means the default. A repeated parameter takes its last value, so that a
     form can send a hidden "0" before a checkbox's "1". Every bad parameter is reported at
@@ -309,7 +329,7 @@ def read_state(scenario_id: str, args: Mapping[str, Any]) -> PageState:
         pricing = parse_pricing({name: values[name] for name in PRICING_PARAMS})
     except SettingsError as error:
         problems += [problem(name, got, Pricing) for name, got in error.bad] or error.problems
-    page: dict[str, Any] = {}
+    page: dict[str, Any] = {"call": opening_call(endpoint, scenario)}
     for each in fields(PageState):
         text = values.get(each.name)
         if "read" not in each.metadata or text is None:

@@ -221,7 +221,10 @@ def _struck(before: list[Block], call: Call, tools: dict[str, str], tokens) -> t
             block = old.get(block_id)
             if block is None:  # folded into an earlier summary already
                 continue
-            after = new.get(block_id) if action not in ("dropped", "summarized") else None
+            final = action in ("dropped", "summarized")
+            if not final and block_id not in new:  # shrunk, then dropped by a later level: told once, as dropped
+                continue
+            after = new.get(block_id) if not final else None
             struck.append(
                 Struck(
                     action,

@@ -21,6 +21,7 @@ DASHES = ("", "8 4", "2 3", "10 3 2 3", "4 4", "12 4 2 4 2 4", "1 5")
 MARKERS = ("circle", "square", "triangle", "diamond", "cross", "bar", "plus")
 LABEL_GAP = 13  # height of one line of an end label, in pixels
 LABEL_CHARS = 24  # longest line of an end label; longer lists of names wrap
+UNLABELLED_MARGIN = 14  # right of the plot of a chart without end labels (its legend names the lines)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,10 @@ class Series:
     def marker_path(self, size: float = 3.5) -> str:
         """One SVG path drawing this series' marker at every point."""
         return " ".join(_marker(self.marker, p.x, p.y, size) for p in self.points)
+
+    def marker_path_at(self, x: float, y: float, size: float = 3.5) -> str:
+        """This series' marker once, at (x, y): its swatch in a legend."""
+        return _marker(self.marker, x, y, size)
 
 
 @dataclass(frozen=True)
@@ -82,15 +87,21 @@ class Chart:
     call: int
     top_tokens: int
 
+    @property
+    def labelled(self) -> bool:
+        """Whether each line has its label at its end (else a legend names them)."""
+        return self.width - self.right > UNLABELLED_MARGIN
+
 
 def request_chart(
     comparison: Comparison, call: int, width: int = 780, height: int = 340, label_width: int = 200, name: Callable[[Column], str] = label
 ) -> Chart:
     """The chart at `call`; `name` writes a column's name in the end labels and the table (the
-    web passes its translated names; the default is the English one)."""
+    web passes its translated names; the default is the English one). With `label_width` 0
+    the lines have no end labels, for a narrow chart whose legend names them."""
     settings = comparison.settings
     left, top, bottom = 64.0, 16.0, height - 36.0
-    right = width - label_width
+    right = width - max(label_width, UNLABELLED_MARGIN)
     peak = max((column.peak_tokens for column in comparison.columns), default=0)
     top_tokens = _nice_ceiling(max(peak, settings.real_window) * 1.08)
     count = comparison.call_count

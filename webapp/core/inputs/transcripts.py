@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import hashlib
 
+from dataclasses import replace
+
 from ..engine.history import tool_pair_problems
+from ..engine.replay import replay
 from ..i18n import N_
 from ..model import Origin, Scenario, ScriptMessage
+from ..settings import Settings
 from .formats import FormatError, import_transcript
 from .formats.common import loads, message_layer, relocate
 from .scenarios import ScenarioError, first_request, grouped, value_problems
@@ -24,6 +28,31 @@ PREFIX_KEPT = N_(
     "Messages ahead of the first user request: %(count)s (system prompt, examples, an opening reply). "
     "They are the floor: sent with every request, never compacted."
 )
+
+SMALL_CHAT = N_(
+    "A chat this small never reaches the red line of the usual %(usual)s-token window: this one "
+    "starts with a %(window)s-token window, so that the hammer falls. Change it in the settings."
+)
+WINDOW_STEP = 50  # a small chat's window is a multiple of this, a number a person would type
+
+
+def small_chat_window(scenario: Scenario) -> int | None:
+    """For a chat that never crosses the red line of the default window (a chat pasted by
+    hand), the largest window, a multiple of WINDOW_STEP, at which the hammer falls at least
+    once with every request fitting and no overflow; None when the default window already
+    compacts or no window does (a chat of one or two requests is all KEEP). It is found from
+    the chat's size: no window above its largest request over the red line compacts."""
+    default = Settings()
+    calls = replay(scenario, default).calls
+    if any(call.compaction is not None for call in calls):
+        return None
+    largest = max((call.tokens for call in calls), default=0) / default.threshold
+    for window in range(int(largest) // WINDOW_STEP * WINDOW_STEP, 99, -WINDOW_STEP):
+        result = replay(scenario, default.model_copy(update={"window": window}))
+        fits = not result.notices and not any(call.overflow or call.no_room_for_reply for call in result.calls)
+        if fits and any(call.compaction is not None and call.compaction.changed for call in result.calls):
+            return window
+    return None
 
 
 def transcript_id(content: str | bytes) -> str:
@@ -58,7 +87,7 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
     elif start > 1 or imported.messages[0].get("role") != "system":
         notes.append((PREFIX_KEPT, {"count": start}))
     name = scenario_id or transcript_id(text)
-    return Scenario(
+    scenario = Scenario(
         id=name,
         title={"en": title} if title else {language: f"{word} {name}" for language, word in TRANSCRIPT_WORD.items()},
         lesson=dict(TRANSCRIPT_LESSON),
@@ -76,3 +105,8 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
         tools_field=imported.tools_field,
         origin=Origin(imported.format, tuple(notes)),
     )
+    window = small_chat_window(scenario)
+    if window is None:
+        return scenario
+    notes.append((SMALL_CHAT, {"usual": Settings().window, "window": window}))
+    return replace(scenario, settings=Settings(window=window), origin=Origin(imported.format, tuple(notes)))

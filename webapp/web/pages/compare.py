@@ -32,6 +32,10 @@ from ..story import outcome_text
 
 blueprint = Blueprint("compare", __name__)
 
+# The chart drawn for a phone, in CSS pixels: as wide as a 390 px screen's content, so its text
+# keeps about its size; its lines are named by a legend under it.
+PHONE_CHART = (360, 300)
+
 CACHE_LABELS = {
     "openai": lazy_gettext("OpenAI automatic caching"),
     "anthropic": lazy_gettext("Anthropic cache breakpoints"),
@@ -64,7 +68,7 @@ def page(view: PageState, came_from: CameFrom) -> dict:
 
 @blueprint.route("/compare/<scenario_id>.json", endpoint="json")
 def page_json(scenario_id: str):
-    view = read_state(scenario_id, request.args)
+    view = read_state(scenario_id, request.args, request.endpoint)
     comparison = comparison_for(view)
     data = comparison_json(comparison, view.call)
     data["verdict"]["text"] = verdict_sentences(comparison)
@@ -73,7 +77,7 @@ def page_json(scenario_id: str):
 
 @blueprint.route("/compare/<scenario_id>.csv", endpoint="csv")
 def page_csv(scenario_id: str):
-    view = read_state(scenario_id, request.args)
+    view = read_state(scenario_id, request.args, request.endpoint)
     comparison = comparison_for(view)
     out = io.StringIO()
     rows = [summary_row(column, view.call) for column in comparison.columns]
@@ -122,11 +126,16 @@ def panel_context(view: PageState) -> dict:
             for column in comparison.columns
         ],
         "verdict": verdict_sentences(comparison),
-        "chart": request_chart(comparison, view.call, name=lambda column: column_name(name_of(column))),
+        "chart": request_chart(comparison, view.call, name=chart_name),
+        "phone_chart": request_chart(comparison, view.call, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, name=chart_name),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
         "counters": counter_labels(),
     }
+
+
+def chart_name(column: Column) -> str:
+    return column_name(name_of(column))
 
 
 def verdict_sentences(comparison: Comparison) -> list[str]:

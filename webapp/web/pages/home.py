@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, send_from_directory
 from flask_babel import get_locale
 
+from ..languages import transcript_formats
 from ..services import library
 
 blueprint = Blueprint("home", __name__)
@@ -12,7 +13,7 @@ blueprint = Blueprint("home", __name__)
 
 @blueprint.route("/", endpoint="page")
 def page():
-    return render_template("home.html", library=library(), lang=str(get_locale()))
+    return render_template("home.html", library=library(), lang=str(get_locale()), formats=transcript_formats())
 
 
 @blueprint.route("/favicon.ico")

@@ -1,7 +1,10 @@
-"""Bring your own transcript: paste or upload an OpenAI chat-completions transcript, get a
-link (`/play/t-<hash>`) that replays it with every strategy, setting and panel."""
+"""Bring your own transcript: paste or upload a transcript in any format the registry reads
+(core/inputs/formats/), get a link (`/play/t-<hash>`) that replays it with every strategy,
+setting and panel."""
 
 from __future__ import annotations
+
+import json
 
 from flask import Blueprint, Response, redirect, render_template, request
 from flask_babel import format_number
@@ -11,15 +14,38 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from ...core.inputs.scenarios import ScenarioError
 from ...core.inputs.store import TranscriptNotText, TranscriptTooLarge, client_key
 from ...core.model import LANGUAGES
+from ..languages import transcript_formats
 from ..services import store
 from ..state import PageState, StateError, missing_transcript
 
 blueprint = Blueprint("transcripts", __name__)
 
+# The example the form offers to start from: a chat-completions chat small enough to paste by
+# hand, with a tool call and its result, and four requests, so that with KEEP at 2 the
+# hammer has old exchanges to strike (at the small window such a chat gets).
+EXAMPLE = {
+    "messages": [
+        {"role": "system", "content": "You are a travel assistant. Use the tools to look things up."},
+        {"role": "user", "content": "Find me a train from Lyon to Paris tomorrow morning."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "search_trains", "arguments": "{\"from\": \"Lyon\", \"to\": \"Paris\", \"date\": \"tomorrow\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "07:04 TGV 6602, arrives 09:00, 45 EUR; 08:04 TGV 6606, arrives 10:00, 59 EUR; 09:34 TGV 6612, arrives 11:30, 39 EUR"},
+        {"role": "assistant", "content": "The cheapest is the 09:34 TGV 6612 at 39 EUR, arriving at 11:30. The 07:04 arrives earliest, at 09:00, for 45 EUR."},
+        {"role": "user", "content": "The 07:04 then. Is there a seat by the window?"},
+        {"role": "assistant", "content": "I cannot book seats, but window seats are usually free on the 07:04 at this time of year."},
+        {"role": "user", "content": "And what time does it arrive again?"},
+        {"role": "assistant", "content": "At 09:00, in Paris Gare de Lyon."},
+        {"role": "user", "content": "Thanks. Write me a one-line reminder for my calendar."},
+        {"role": "assistant", "content": "Tomorrow 07:04, TGV 6602 Lyon Part-Dieu to Paris Gare de Lyon, arrives 09:00."},
+    ],
+    "tools": [{"type": "function", "function": {"name": "search_trains", "description": "Trains between two cities on a date.", "parameters": {"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "date": {"type": "string"}}, "required": ["from", "to", "date"]}}}],
+}
+EXAMPLE_TEXT = json.dumps(EXAMPLE, indent=2, ensure_ascii=False)
+
 
 @blueprint.get("/transcripts/new")
 def new():
-    return form_page()
+    """The form; `?example=1` puts the example in the box, for a browser without JavaScript."""
+    return form_page(text=EXAMPLE_TEXT if request.args.get("example") == "1" else "")
 
 
 @blueprint.get("/transcripts/<name>.json")
@@ -79,7 +105,13 @@ def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", sta
     tool_pair_problems = any("tool_call" in where for where, _what in problems)
     return (
         render_template(
-            "transcript_new.html", problems=problems, text=text, limits=limits, tool_pair_problems=tool_pair_problems
+            "transcript_new.html",
+            problems=problems,
+            text=text,
+            limits=limits,
+            tool_pair_problems=tool_pair_problems,
+            formats=transcript_formats(),
+            example=EXAMPLE_TEXT,
         ),
         status,
     )

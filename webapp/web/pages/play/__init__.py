@@ -176,7 +176,7 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         "pinned": pinned,
         "pin_checks": pin_checks(result, view.call),
         "metrics": metric_rows(data.metrics),
-        "layer_metrics": layer_metric_rows(data.metrics),
+        "layer_metrics": layer_metric_rows(data.metrics, result),
         "bill": bill(data),
         "log": event_log(result, view.call, first=before.call if before else 1),
         "chat": chat(result, view.call, before.call if before else 0),

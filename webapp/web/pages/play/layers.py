@@ -81,7 +81,7 @@ def metric_rows(values: dict) -> list[tuple[str, Markup, str]]:
         (words, breakable(key), value)
         for words, key, value in [
             (_("Tokens in this request"), "tokens_used_total", tokens(values["tokens_used_total"])),
-            (_("Share of the window used"), "context_utilization_pct", percent(values["context_utilization_pct"] / 100, 1)),
+            (_("Share of the model's window used"), "context_utilization_pct", percent(values["context_utilization_pct"] / 100, 1)),
             (_("Compactions so far"), "compression_events", tokens(values["compression_events"])),
             (_("Share read from the prompt cache"), "cache_hit_rate", percent(values["cache_hit_rate"], 1)),
             (_("Estimated cost of this call"), "estimated_cost_usd", money(values["estimated_cost_usd"])),
@@ -94,11 +94,17 @@ def breakable(name: str) -> Markup:
     return Markup("_<wbr>").join(name.split("_"))
 
 
-def layer_metric_rows(values: dict) -> list[tuple[str, str, str]]:
-    """tokens_by_layer: each layer in words, under the manual's key."""
+def layer_metric_rows(values: dict, result: Replay) -> list[tuple[str, str, str, str]]:
+    """tokens_by_layer: each layer in words, under the manual's key, with a note where a zero
+    is the counter's doing: the chars/4 estimate, like the pattern page's, leaves the tool
+    definitions out, so a chat with tools reads "tools 0" beside a floor that names them."""
     words = {MANUAL_KEYS[layer]: LAYER_WORDS[layer] for layer in MANUAL_KEYS}
     tokens = whole_numbers()
-    return [(_(words[key]), key, tokens(value)) for key, value in values["tokens_by_layer"].items()]
+    uncounted = result.settings.counter == "estimate" and bool(result.scenario.tools)
+    return [
+        (_(words[key]), key, tokens(value), _("not counted by the estimate (characters / 4)") if key == "tools" and uncounted else "")
+        for key, value in values["tokens_by_layer"].items()
+    ]
 
 
 def pinned_set(result: Replay) -> frozenset[str]:

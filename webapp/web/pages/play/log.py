@@ -56,14 +56,19 @@ def event_log(result: Replay, number: int, first: int = 1) -> list[dict]:
 
 def call_sentence(result: Replay, call: Call) -> str:
     """One sentence that says what this call did, for the live region."""
-    base = _(
-        "Call %(call)s of %(calls)s, request %(request)s: %(tokens)s tokens sent, %(share)s of the window.",
-        call=call.number,
-        calls=len(result.calls),
-        request=call.request_number,
-        tokens=format_number(call.tokens),
-        share=percent(call.tokens / result.settings.window),
-    )
+    settings = result.settings
+    where = {"call": call.number, "calls": len(result.calls), "request": call.request_number, "tokens": format_number(call.tokens)}
+    if settings.real_window == settings.window:
+        base = _("Call %(call)s of %(calls)s, request %(request)s: %(tokens)s tokens sent, %(share)s of the window.", share=percent(call.tokens / settings.window), **where)
+    else:  # two windows, two shares, each named (the metrics panel gives the model's share)
+        base = _(
+            "Call %(call)s of %(calls)s, request %(request)s: %(tokens)s tokens sent, %(share)s of the %(window)s-token window the compactor was told, %(real_share)s of the model's %(real_window)s.",
+            share=percent(call.tokens / settings.window),
+            window=format_number(settings.window),
+            real_share=percent(call.tokens / settings.real_window, 1),
+            real_window=format_number(settings.real_window),
+            **where,
+        )
     compaction = call.compaction
     if compaction is not None:
         if compaction.changed:
