@@ -49,13 +49,15 @@ def _count(number: str, thousands: str) -> int:
 def _read_session(lines: list[tuple[int, str]]) -> Imported:
     messages: list[Message] = []
     origins: list[str] = []
-    usage, model, quoted = [], None, 0
+    usage: dict[int, RecordedUsage] = {}  # by call: a retried call's last count
+    model, quoted = None, 0
     for number, line in lines:
         role = "user" if line.startswith(USER_LINE) else None if line.startswith(">") or line.startswith(SESSION_START) else "assistant"
         if role is None:
             quoted += 1
             if found := TOKENS.match(line):
-                usage.append(RecordedUsage(call_number(messages) - 1, _count(*found.group(1, 2)), _count(*found.group(3, 4)), None, f"line {number}"))
+                call = call_number(messages) - 1
+                usage[call] = RecordedUsage(call, _count(*found.group(1, 2)), _count(*found.group(3, 4)), None, f"line {number}")
             elif found := MODEL.match(line):
                 model = model or found.group(1)
             continue
@@ -76,7 +78,7 @@ def _read_session(lines: list[tuple[int, str]]) -> Imported:
     if usage:
         notes.append((N_("aider recorded the tokens sent at %(count)s calls, rounded to hundreds (\"9.7k\")."), {"count": len(usage)}))
     imported = Imported("aider", messages, [], "tools", origins, notes, model=model)
-    imported.usage = tuple(recorded for recorded in usage if recorded.call >= 1)
+    imported.usage = tuple(usage[call] for call in sorted(usage) if call >= 1)
     return imported
 
 
