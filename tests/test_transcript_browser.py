@@ -47,3 +47,13 @@ def test_the_anthropic_tokenizer_sentence_follows_the_counter(page, live_server)
     page.select_option("#f-counter", "o200k_base")
     expect(page.locator("#read-as")).to_contain_text("o200k_base")
     assert "counter=o200k_base" in page.url
+
+
+def test_a_real_codex_session_pasted_into_the_textarea_plays(page, live_server):
+    session = Path(__file__).parent / "fixtures" / "sessions" / "codex" / "vibecodingtracker-codex-rollout.jsonl"
+    page.goto(f"{live_server}/transcripts/new")
+    page.fill("#transcript", session.read_text(encoding="utf-8"))
+    page.click("#transcript-submit")
+    page.wait_for_url("**/play/t-*")
+    expect(page.locator("#read-as")).to_contain_text("Codex session (rollout)")
+    expect(page.locator("#stepper .where .big")).to_have_text("Call 1")

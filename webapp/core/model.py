@@ -149,6 +149,10 @@ class Origin:
 
     format: str
     notes: tuple[tuple[str, dict[str, int]], ...] = ()
+    # What the session recorded (formats.common: the model, RecordedUsage, RecordedCompaction).
+    model: str | None = None
+    usage: tuple = ()
+    compactions: tuple = ()
 
 
 @dataclass(frozen=True)

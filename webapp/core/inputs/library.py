@@ -4,6 +4,7 @@ files load into, and opening one by id or by path."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,8 +15,11 @@ from .scenarios import ScenarioError
 from .transcripts import parse_transcript
 
 SCENARIOS_DIR = data_folder("scenarios")
-# A transcript file: JSON, or a SWE-agent trajectory, which SWE-agent names *.traj.
-TRANSCRIPT_SUFFIXES = (".json", ".traj")
+# A transcript file: JSON, a SWE-agent trajectory (*.traj), an agent's JSON Lines session
+# (Claude Code, Codex, Gemini CLI, OpenHands' output.jsonl) or aider's markdown history.
+TRANSCRIPT_SUFFIXES = (".json", ".traj", ".jsonl", ".md")
+# FILE#2: the second run of a file holding several (an evaluation's output.jsonl).
+RUN_SUFFIX = re.compile(r"^(?P<path>.+)#(?P<run>[0-9]+)$")
 
 
 @dataclass
@@ -44,14 +48,14 @@ class Library:
         return lessons[number] if number is not None and number < len(lessons) else None
 
 
-def load_file(path: Path) -> Scenario:
-    source = path.name
+def load_file(path: Path, run: int = 1) -> Scenario:
+    source = path.name if run == 1 else f"{path.name}#{run}"
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(source, [("", f"cannot be read: {error}")]) from None
     if path.suffix in TRANSCRIPT_SUFFIXES:
-        return parse_transcript(text, source, scenario_id=path.stem, title=path.stem.replace("-", " ").capitalize())
+        return parse_transcript(text, source, scenario_id=path.stem, title=path.stem.replace("-", " ").capitalize(), run=run)
     return parse_scenario_toml(text, source)
 
 
@@ -94,11 +98,12 @@ def scenario_library() -> Library:
 
 
 def open_scenario(name: str) -> Scenario:
-    """A scenario by id (built-in or from SCENARIOS_DIR), or a .toml scenario or a .json / .traj
-    transcript by path."""
-    path = Path(name)
+    """A scenario by id (built-in or from SCENARIOS_DIR), or a .toml scenario or a transcript
+    (.json, .traj, .jsonl, .md) by path; FILE#2 is the second run of a file holding several."""
+    chosen = RUN_SUFFIX.match(name)
+    path, run = (Path(chosen["path"]), int(chosen["run"])) if chosen else (Path(name), 1)
     if path.suffix in {".toml", *TRANSCRIPT_SUFFIXES} and path.exists():
-        return load_file(path)
+        return load_file(path, run)
     library = scenario_library()
     scenario = library.get(name)
     if scenario is not None:

@@ -16,6 +16,7 @@ expected, so one bad file never stops the others from loading.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -24,13 +25,38 @@ from ..model import ScriptMessage
 
 
 class ScenarioError(ValueError):
-    """A scenario that cannot be loaded: where (source, field path) and what is wrong."""
+    """A scenario that cannot be loaded: where (source, field path) and what is wrong. Its
+    text groups the problems said the same way and shows at most SHOWN_PROBLEMS of them."""
 
-    def __init__(self, source: str, problems: list[tuple[str, str]]):
+    def __init__(self, source: str, problems: list[tuple[str, str]], looks_like: str | None = None):
         self.source = source
         self.problems = problems
-        lines = [f"{where}: {what}" if where else what for where, what in problems]
-        super().__init__(f"{source}: " + "; ".join(lines))
+        # The label (a catalog message) of the format a refused transcript looks like.
+        self.looks_like = looks_like
+        groups, rest = problem_groups(problems)
+        lines = [
+            (f"{len(places)} places ({', '.join(places[:3])}{'…' if len(places) > 3 else ''}): {what}" if len(places) > 1 else f"{places[0]}: {what}" if places[0] else what)
+            for what, places in groups
+        ]
+        lines += [f"and {rest} more problems"] if rest else []
+        looks = f"this looks like a {looks_like}, but it cannot be read: " if looks_like else ""
+        super().__init__(f"{source}: {looks}" + "; ".join(lines))
+
+
+SHOWN_PROBLEMS = 10
+QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\b\d+\b")
+
+
+def problem_groups(problems: list[tuple[str, str]], shown: int = SHOWN_PROBLEMS) -> tuple[list[tuple[str, list[str]]], int]:
+    """The problems grouped by what is said, whatever value it quotes (231 calls that get no
+    result are one line), each with its places, in order of first appearance: at most `shown`
+    groups, and how many problems the groups left out hold."""
+    groups: dict[str, tuple[str, list[str]]] = {}
+    for where, what in problems:
+        key = QUOTED.sub("…", what)
+        groups.setdefault(key, (what, []))[1].append(where)
+    ordered = list(groups.values())
+    return ordered[:shown], sum(len(places) for _what, places in ordered[shown:])
 
 
 # Real chats nest a few levels (a JSON schema a dozen). Far deeper input is refused at load,

@@ -43,6 +43,8 @@ from .transcripts import parse_transcript, transcript_id
 from ..model import Scenario
 
 TRANSCRIPT_ID = re.compile(r"^t-[0-9a-f]{16}$")
+# The link of one run of a file holding several: t-<hash>-r2 (run 1 is t-<hash> itself).
+RUN_LINK = re.compile(r"^(?P<name>t-[0-9a-f]{16})-r(?P<run>[2-9]|[1-9][0-9]{1,3})$")
 SUFFIX = ".json"
 INDEX = "index.sqlite3"
 BLOCK = 4096  # where a file system does not report its blocks
@@ -160,14 +162,14 @@ class TranscriptStore:
 
     # --- Reading and writing -----------------------------------------------------------------
 
-    def parse(self, data: bytes) -> tuple[Scenario, int]:
-        """The transcript as a scenario and the characters of what it holds, or
-        TranscriptTooLarge, TranscriptNotText, or ScenarioError naming each problem's message
-        and field."""
+    def parse(self, data: bytes, run: int = 1) -> tuple[Scenario, int]:
+        """The transcript (of a file holding several runs, run `run`) as a scenario and the
+        characters of what it holds, or TranscriptTooLarge, TranscriptNotText, or ScenarioError
+        naming each problem's message and field."""
         if len(data) > self.max_bytes:
             raise TranscriptTooLarge(len(data), self.max_bytes)
-        name = transcript_id(data)
-        scenario = parse_transcript(decode(data), "transcript", scenario_id=name)
+        name = transcript_id(data) + ("" if run == 1 else f"-r{run}")
+        scenario = parse_transcript(decode(data), "transcript", scenario_id=name, run=run)
         # The prefix counts too: a replay sends it with every request.
         count = len(scenario.prefix) + len(scenario.script)
         if count > self.max_messages:
@@ -208,8 +210,10 @@ class TranscriptStore:
         return data if transcript_id(data) == name else None  # changed by hand: no link to it
 
     def load(self, name: str) -> Scenario | None:
-        """The stored transcript `name` (t-<16 hex>), or None when there is none: then
-        `missing(name)` says why."""
+        """The stored transcript `name` (t-<16 hex>, or t-<16 hex>-r2 for its second run), or
+        None when there is none: then `missing(name)` says why."""
+        if chosen := RUN_LINK.match(name):
+            return self._load_run(chosen["name"], int(chosen["run"]))
         if not TRANSCRIPT_ID.match(name):
             return None
         cached = self._parsed.get(name)
@@ -230,7 +234,23 @@ class TranscriptStore:
         self._touch(name)
         return scenario
 
+    def _load_run(self, stored: str, run: int) -> Scenario | None:
+        name = f"{stored}-r{run}"
+        cached = self._parsed.get(name)
+        if cached is not None and self.path(stored).exists():
+            return cached[0]
+        data = self.read_bytes(stored)
+        if data is None:
+            return None
+        try:
+            scenario, characters = self.parse(data, run)
+        except (ScenarioError, TranscriptTooLarge, TranscriptNotText):
+            return None  # no such run
+        self._parsed.put(name, (scenario, characters))
+        return scenario
+
     def missing(self, name: str) -> Missing:
+        name = chosen["name"] if (chosen := RUN_LINK.match(name)) else name
         row = self._db().execute("SELECT removed FROM transcripts WHERE name = ?", (name,)).fetchone()
         return Missing(row[0] if row else None)
 

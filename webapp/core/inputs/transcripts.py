@@ -12,8 +12,8 @@ from ..engine.replay import replay
 from ..i18n import N_
 from ..model import Origin, Scenario, ScriptMessage
 from ..settings import Settings
-from .formats import FormatError, import_transcript
-from .formats.common import loads, message_layer, relocate
+from .formats import FormatError, detect, import_transcript
+from .formats.common import JsonLines, PlainText, message_layer, parse_text, relocate
 from .scenarios import ScenarioError, first_request, grouped, value_problems
 
 # A pasted transcript's title and lesson, in each language of the interface (like a scenario's).
@@ -62,24 +62,24 @@ def transcript_id(content: str | bytes) -> str:
     return "t-" + hashlib.sha256(data).hexdigest()[:16]
 
 
-def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, title: str | None = None) -> Scenario:
-    """A transcript in any format formats/ reads, as a scenario whose requests
-    hold exactly its messages."""
-    try:
-        raw = loads(text)
-    except (ValueError, RecursionError) as error:
-        raise ScenarioError(source, [("", f"not valid JSON: {error}")]) from None
-    if too_deep := value_problems(raw):
+def parse_transcript(
+    text: str, source: str, *, scenario_id: str | None = None, title: str | None = None, run: int = 1
+) -> Scenario:
+    """A transcript in any format formats/ reads (of a file holding several runs, run `run`),
+    as a scenario whose requests hold exactly its messages. A refusal names the format the
+    text looks like (`ScenarioError.looks_like`) when one was recognised."""
+    raw = parse_text(text)
+    if too_deep := value_problems(raw.records if isinstance(raw, JsonLines) else raw if not isinstance(raw, PlainText) else None):
         raise ScenarioError(source, too_deep)
     try:
-        imported = import_transcript(raw)
+        imported = import_transcript(raw, run)
     except FormatError as error:
-        raise ScenarioError(source, error.problems) from None
+        raise ScenarioError(source, error.problems, looks_like=_label(raw)) from None
     problems = tool_pair_problems(imported.messages, "messages")
     if imported.format != "openai-chat":
         problems = [relocate(where, what, imported.origins) for where, what in problems]
     if problems:
-        raise ScenarioError(source, problems)
+        raise ScenarioError(source, problems, looks_like=_label(raw))
     start = first_request(imported.messages, imported.examples)
     notes = list(imported.notes)
     if start == 0:
@@ -103,10 +103,19 @@ def parse_transcript(text: str, source: str, *, scenario_id: str | None = None, 
         source=source,
         kind="transcript",
         tools_field=imported.tools_field,
-        origin=Origin(imported.format, tuple(notes)),
+        origin=Origin(imported.format, tuple(notes), imported.model, imported.usage, imported.compactions),
     )
     window = small_chat_window(scenario)
     if window is None:
         return scenario
     notes.append((SMALL_CHAT, {"usual": Settings().window, "window": window}))
-    return replace(scenario, settings=Settings(window=window), origin=Origin(imported.format, tuple(notes)))
+    return replace(scenario, settings=Settings(window=window), origin=replace(scenario.origin, notes=tuple(notes)))
+
+
+def _label(raw) -> str | None:
+    """The label of the agent format a refused value looks like, None for a bare chat."""
+    try:
+        found = detect(raw)
+    except FormatError:
+        return None
+    return found.label if found.name != "openai-chat" else None

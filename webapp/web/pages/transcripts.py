@@ -11,7 +11,7 @@ from flask_babel import format_number
 from flask_babel import gettext as _
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from ...core.inputs.scenarios import ScenarioError
+from ...core.inputs.scenarios import ScenarioError, problem_groups
 from ...core.inputs.store import TranscriptNotText, TranscriptTooLarge, client_key
 from ...core.model import LANGUAGES
 from ..languages import transcript_formats
@@ -78,8 +78,13 @@ def create():
         data = text.encode("utf-8", "surrogatepass")
     if not data.strip():
         return form_page([("", _("Paste a transcript or choose a file."))], "", 400)
+    run = request.form.get("run", "").strip() or "1"
+    if not run.isdigit() or not 1 <= int(run) <= 9999:
+        return form_page([("run", _("Run: give a run's number, 1 for the first."))], text or "", 400)
     try:
         scenario = store().save(data, client_key(request.remote_addr))
+        if int(run) > 1:
+            scenario = store().parse(data, int(run))[0]
     except TranscriptTooLarge as error:
         limit = format_number(error.limit)
         if text is None:  # an upload is read only up to one byte past the limit
@@ -90,11 +95,14 @@ def create():
     except TranscriptNotText:
         return form_page([("", _("The file is not UTF-8 text: upload the JSON file itself."))], "", 400)
     except ScenarioError as error:
-        return form_page(error.problems, text if text is not None else data.decode("utf-8-sig"), 400)
+        return form_page(error.problems, text if text is not None else data.decode("utf-8-sig"), 400, error.looks_like)
     return redirect(PageState.first(scenario, lang=wanted).url(), code=303)
 
 
-def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", status: int = 200):
+def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", status: int = 200, looks_like: str | None = None):
+    """The paste page; a refusal's problems grouped by what they say (with how many places
+    and the first few), at most SHOWN_PROBLEMS lines and a count of the rest, under the name
+    of the format the input looks like."""
     problems = problems or []
     limits = {
         "limit": format_number(store().max_bytes),
@@ -102,11 +110,15 @@ def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", sta
         "characters": format_number(store().max_characters),
     }
     # The note on tool pairs only under a problem about tool pairs, not under invalid JSON.
-    tool_pair_problems = any("tool_call" in where for where, _what in problems)
+    tool_pair_problems = any("tool_call" in where or "tool_call" in what for where, what in problems)
+    groups, rest = problem_groups(problems)
+    shown = [(", ".join(places[:3]) + ("…" if len(places) > 3 else ""), what, len(places)) for what, places in groups]
     return (
         render_template(
             "transcript_new.html",
-            problems=problems,
+            problems=shown,
+            more_problems=rest,
+            looks_like=_(looks_like) if looks_like else None,
             text=text,
             limits=limits,
             tool_pair_problems=tool_pair_problems,

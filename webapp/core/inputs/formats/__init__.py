@@ -1,8 +1,9 @@
 """Transcripts in the formats agents log, read into the chat-completions messages the
 playground replays, with every problem named by its place in the input.
 
+A transcript's text is read as JSON, else JSON Lines, else plain text (common.parse_text).
 Each format is a module ending with its `Format` record; `FORMATS` lists them in the order
-they are tried, and the first whose shape the JSON has reads it (docs/transcripts.md has the
+they are tried, and the first whose shape the value has reads it (docs/transcripts.md has the
 rules and examples). Adding a format is a module and its line in `FORMATS` (and the
 translations of its label and notes).
 
@@ -15,15 +16,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import anthropic_messages, openai_chat, openai_responses, swe_agent
-from .common import Format, FormatError, Imported
+from ...i18n import N_
+
+from . import (
+    aider, anthropic_messages, claude_code, cline, codex, gemini_api, gemini_cli, ollama, openai_chat, openai_responses, openhands, swe_agent,
+)
+from .common import Format, FormatError, Imported, PlainText, show
 
 __all__ = ["FORMATS", "Format", "FormatError", "Imported", "detect", "format_named", "import_transcript"]
 
-# Chat completions last: it takes any list of messages. Responses before SWE-agent: a list
-# holding both formats' marks is Responses items (an object with both "input" and "history"
-# is a trajectory: the Responses test itself leaves it out).
+# The agents' own files first: their marks are narrow (JSON Lines envelopes, a session's ids,
+# an event's action/observation). OpenHands before SWE-agent, whose test is "history"; Cline
+# and Ollama before Anthropic and chat completions, whose messages theirs look like. Chat
+# completions last: it takes any list of messages. Responses before SWE-agent: a list holding
+# both formats' marks is Responses items (an object with both "input" and "history" is a
+# trajectory: the Responses test itself leaves it out).
 FORMATS: tuple[Format, ...] = (
+    claude_code.FORMAT,
+    codex.FORMAT,
+    gemini_cli.FORMAT,
+    gemini_api.FORMAT,
+    openhands.FORMAT,
+    aider.FORMAT,
+    cline.FORMAT,
+    ollama.FORMAT,
     openai_responses.FORMAT,
     swe_agent.FORMAT,
     anthropic_messages.FORMAT,
@@ -33,14 +49,18 @@ _BY_NAME = {known.name: known for known in FORMATS}
 ACCEPTED_SHAPES = (
     'expected a transcript: a JSON list of messages, or an object with "messages" '
     '(OpenAI chat completions, Anthropic Messages), "input" (OpenAI Responses API) or '
-    '"history" (SWE-agent trajectory)'
+    '"history" (SWE-agent trajectory); or an agent\'s session file: Claude Code or Codex JSON Lines, '
+    'a Gemini CLI session, an OpenHands trajectory or output.jsonl, a Cline history, an Ollama '
+    '/api/chat body, an aider chat history (.md)'
 )
 
 
 def detect(raw: Any) -> Format:
-    """The first format whose shape the JSON has, or FormatError."""
+    """The first format whose shape the value has, or FormatError."""
     found = next((known for known in FORMATS if known.detect(raw)), None)
     if found is None:
+        if isinstance(raw, PlainText):
+            raise FormatError([("", f"not valid JSON: {raw.json_error}")])
         raise FormatError([("", ACCEPTED_SHAPES)])
     return found
 
@@ -50,10 +70,25 @@ def format_named(name: str) -> Format:
     return _BY_NAME[name]
 
 
-def import_transcript(raw: Any) -> Imported:
-    """The transcript in chat-completions form, or FormatError naming every problem."""
-    imported = detect(raw).read(raw)
+def import_transcript(raw: Any, run: int = 1) -> Imported:
+    """The transcript in chat-completions form, or FormatError naming every problem. Of a file
+    holding several runs, run `run` (1 for the first) is read, and a note says how many there are."""
+    found = detect(raw)
+    runs = found.runs(raw) if found.runs else [raw]
+    if not runs:
+        raise FormatError([("", "the file holds no conversation")])
+    if not 1 <= run <= len(runs):
+        raise FormatError([("run", f"got {show(run)}; this file holds {len(runs)} run(s): choose 1 to {len(runs)}")])
+    imported = found.read(runs[run - 1])
+    if len(runs) > 1:
+        imported.notes.insert(0, (RUN_CHOSEN, {"run": run, "count": len(runs)}))
     problems = openai_chat.chat_problems(imported)
     if problems:
         raise FormatError(problems)
     return imported
+
+
+RUN_CHOSEN = N_(
+    "This file holds %(count)s runs; run %(run)s is replayed. Another is chosen with its number: "
+    "the Run field when pasting, or FILE#2 on the command line."
+)

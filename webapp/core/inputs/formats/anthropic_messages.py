@@ -16,6 +16,12 @@ NO_CLAUDE_TOKENIZER = N_(
     "offline, so Claude's own count (its token-counting endpoint) differs."
 )
 
+# What rewriting content blocks did, said when its count is not 0 (Claude Code's reader too).
+BLOCK_NOTES = {
+    "split": N_("User turns holding tool results and text: %(count)s. The results are sent first, as tool messages, then the text as a user message."),
+    "moved": N_("Images inside tool results: %(count)s. They are sent in the user message after the results, since a tool message carries only text."),
+    "thinking": N_("Thinking blocks left out: %(count)s. Claude drops earlier turns' thinking from its context."),
+}
 ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "document")
 ANTHROPIC_USER_BLOCKS = ("text", "image", "tool_result")
 ANTHROPIC_ASSISTANT_BLOCKS = ("text", "tool_use", "thinking", "redacted_thinking")
@@ -69,7 +75,7 @@ def _read_anthropic(raw: Any) -> Imported:
             messages.append({"role": message["role"], "content": content})
             origins.append(at)
         elif check.array(content, f"{at}.content", "a string or a list of content blocks"):
-            reader = _anthropic_user if message["role"] == "user" else _anthropic_assistant
+            reader = user_blocks if message["role"] == "user" else assistant_blocks
             for rewritten in reader(check, content, at, counts):
                 messages.append(rewritten)
                 origins.append(at)
@@ -80,9 +86,7 @@ def _read_anthropic(raw: Any) -> Imported:
     notes = said(counts, {
         "tools": N_("tool_use blocks became the assistant's tool calls, tool_result blocks tool messages."),
         "system": N_("The system prompt is sent as the first message."),
-        "split": N_("User turns holding tool results and text: %(count)s. The results are sent first, as tool messages, then the text as a user message."),
-        "moved": N_("Images inside tool results: %(count)s. They are sent in the user message after the results, since a tool message carries only text."),
-        "thinking": N_("Thinking blocks left out: %(count)s. Claude drops earlier turns' thinking from its context."),
+        **BLOCK_NOTES,
         "builtin": BUILTIN_TOOLS_LEFT_OUT,
     })
     return Imported("anthropic-messages", messages, tools, "tools", origins, notes)
@@ -114,7 +118,7 @@ def _anthropic_image(check: Check, block: dict, where: str) -> dict | None:
     return None
 
 
-def _anthropic_user(check: Check, blocks: list, at: str, counts: dict[str, int]) -> list[Message]:
+def user_blocks(check: Check, blocks: list, at: str, counts: dict[str, int]) -> list[Message]:
     results: list[Message] = []
     parts: list[dict] = []
     moved: list[dict] = []
@@ -155,7 +159,7 @@ def _tool_result_text(check: Check, content: Any, where: str, moved: list[dict])
     return parts
 
 
-def _anthropic_assistant(check: Check, blocks: list, at: str, counts: dict[str, int]) -> list[Message]:
+def assistant_blocks(check: Check, blocks: list, at: str, counts: dict[str, int]) -> list[Message]:
     parts: list[dict] = []
     calls: list[dict] = []
     for position, block in enumerate(blocks):

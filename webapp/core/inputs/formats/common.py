@@ -35,6 +35,8 @@ class Format:
     read: Callable[[Any], Imported]
     # Catalog messages said on every page of such a transcript; %(counter)s names the counter.
     notes: tuple[str, ...] = ()
+    # For a file holding several runs (an evaluation's output): the runs, each read on its own.
+    runs: Callable[[Any], list[Any]] | None = None
 
 
 class FormatError(ValueError):
@@ -43,6 +45,43 @@ class FormatError(ValueError):
     def __init__(self, problems: Problems):
         self.problems = problems
         super().__init__("; ".join(f"{where}: {what}" if where else what for where, what in problems))
+
+
+@dataclass(frozen=True)
+class RecordedUsage:
+    """What the provider counted for one model call, as the session recorded it."""
+
+    call: int  # 1 for the transcript's first assistant message, 2 for the next…
+    input_tokens: int  # the request as the provider counted it, cached tokens included
+    output_tokens: int | None = None
+    cached_tokens: int | None = None  # of input_tokens, read from the provider's cache
+    source: str = ""  # where in the input ("line 12")
+
+
+@dataclass(frozen=True)
+class RecordedCompaction:
+    """A compaction the harness itself did, as its log recorded it."""
+
+    before_call: int  # the first call sent after it (numbered as RecordedUsage.call)
+    summary: str  # what replaced the history ("" when the log keeps it encrypted or empty)
+    trigger: str | None = None  # "manual" or "auto", when the log says
+    tokens_before: int | None = None  # the harness's own count of the history it replaced
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class JsonLines:
+    """A file of one JSON value per line (JSONL): each value with its 1-based line number."""
+
+    records: tuple[tuple[int, Any], ...]
+
+
+@dataclass(frozen=True)
+class PlainText:
+    """A text that is neither JSON nor JSON Lines (a markdown chat log), with why JSON refused it."""
+
+    text: str
+    json_error: str
 
 
 @dataclass
@@ -60,6 +99,10 @@ class Imported:
     notes: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     # Indexes of user messages that only show the model an example (SWE-agent's demonstrations).
     examples: frozenset[int] = frozenset()
+    # What the session itself recorded, as plain data (docs/transcripts.md, "Recorded usage").
+    model: str | None = None
+    usage: tuple[RecordedUsage, ...] = ()
+    compactions: tuple[RecordedCompaction, ...] = ()
 
 
 # --- Layers ------------------------------------------------------------------------------------
@@ -101,6 +144,67 @@ def loads(text: str) -> Any:
     """json.loads, refusing NaN, Infinity and numbers too large to be finite: whatever is
     read is written back as strict JSON by every JSON page."""
     return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+
+
+def parse_text(text: str) -> Any:
+    """A transcript's text as JSON, else as JSON Lines (every non-blank line a JSON value; a
+    last line cut short, as a log being written has it, is set aside), else as plain text."""
+    try:
+        return loads(text)
+    except (ValueError, RecursionError) as error:
+        json_error = str(error)
+    records = []
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    for position, (number, line) in enumerate(lines):
+        try:
+            records.append((number, loads(line)))
+        except (ValueError, RecursionError):
+            if position == len(lines) - 1 and len(records) > 1:
+                break  # the line being written when the file was read
+            return PlainText(text, json_error)
+    if len(records) < 2:
+        return PlainText(text, json_error)
+    return JsonLines(tuple(records))
+
+
+def record_objects(raw: Any, limit: int = 50) -> list[dict]:
+    """The first JSON Lines records that are objects: what a format's test looks at."""
+    if not isinstance(raw, JsonLines):
+        return []
+    return [record for _number, record in raw.records[:limit] if isinstance(record, dict)]
+
+
+def call_number(messages: list[Message]) -> int:
+    """The number the next assistant message will have as a call (RecordedUsage.call)."""
+    return sum(1 for message in messages if message.get("role") == "assistant") + 1
+
+
+def settle_calls(messages: list[Message], origins: list[str], counts: dict[str, int]) -> tuple[list[Message], list[str]]:
+    """Each assistant message's calls followed at once by their outputs, as chat completions
+    requires: messages written in between go after them (`counts["moved"]`), and calls the
+    log never answers are left out (`counts["unanswered"]`)."""
+    outputs = {message.get("tool_call_id") for message in messages if message["role"] == "tool"}
+    out: list[tuple[Message, str]] = []
+    held: list[tuple[Message, str]] = []
+    for message, origin in zip(messages, origins):
+        if message["role"] == "tool":
+            counts["moved"] += len(held)  # an output after them: they were in between
+            out += [(message, origin)] + held
+            held = []
+            continue
+        if message["role"] == "assistant":
+            out += held
+            held = []
+            calls = [call for call in message.get("tool_calls") or [] if call["id"] in outputs]
+            counts["unanswered"] += len(message.get("tool_calls") or []) - len(calls)
+            message = {key: value for key, value in message.items() if key != "tool_calls"} | ({"tool_calls": calls} if calls else {})
+            out.append((message, origin))
+        elif out and (out[-1][0].get("tool_calls") or out[-1][0]["role"] == "tool"):
+            held.append((message, origin))
+        else:
+            out.append((message, origin))
+    out += held
+    return [message for message, _ in out], [origin for _, origin in out]
 
 
 def said(counts: dict[str, int], notes: dict[str, str]) -> list[tuple[str, dict[str, int]]]:

@@ -47,7 +47,7 @@ def _read_responses(raw: Any) -> Imported:
         messages.append({"role": "system", "content": instructions})
         origins.append("instructions")
     for index, item in enumerate(items):
-        _read_item(check, item, f"input[{index}]", messages, origins, counts)
+        read_item(check, item, f"input[{index}]", messages, origins, counts)
     tools = function_tools(check, top.get("tools", []), counts, "function", "parameters")
     if check.problems:
         raise FormatError(check.problems)
@@ -55,7 +55,7 @@ def _read_responses(raw: Any) -> Imported:
     return Imported("openai-responses", messages, tools, "tools", origins, said(counts, REWRITTEN))
 
 
-def _read_item(check: Check, item: Any, at: str, messages: list[Message], origins: list[str], counts: dict[str, int]) -> None:
+def read_item(check: Check, item: Any, at: str, messages: list[Message], origins: list[str], counts: dict[str, int]) -> None:
     """One input item, appended to the messages (with its origin) as chat completions has it."""
     if not check.object(item, at, "an input item object"):
         return
