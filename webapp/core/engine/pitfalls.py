@@ -41,6 +41,9 @@ RESERVE_ABOVE_WINDOW = N_(
     "holds: its line is at the very bottom, and it compacts at every call."
 )
 
+# The notices about a product's trigger, which the comparison repeats in each harness's column.
+TRIGGER_MESSAGES = frozenset({TRIGGER_LOWERED, TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW, RESERVE_ABOVE_WINDOW})
+
 
 def call_pitfalls(compaction: Compaction | None, context: Context) -> list[dict[str, object]]:
     """The pitfalls of one call's compaction, each as an event's detail (`kind` and numbers)."""
