@@ -115,7 +115,7 @@ class Context:
         """Where KEEP starts: as the harness defines it, else as the settings count it."""
         rule = self.strategy.keep_rule
         if rule:
-            return KEEP_RULES[rule](history, self.strategy.params)
+            return KEEP_RULES[rule](history, self)
         return keep_start(history, self.settings.keep, self.settings.keep_unit)
 
     def kept(self, block: Block) -> bool:

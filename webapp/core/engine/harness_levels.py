@@ -35,8 +35,9 @@ def _split_pinned(history: list[Block], start: int, end: int, context: Context) 
 
 
 def _previous(blocks: list[Block]) -> Block | None:
-    """The newest summary among `blocks` (a product that merges it reads it as the earlier one)."""
-    return next((block for block in reversed(blocks) if block.state == "summary" and block.role != "assistant"), None)
+    """The newest summary among `blocks` (a product that merges it reads it as the earlier one);
+    Gemini CLI's acknowledgement after its snapshot replaces nothing, and is not one."""
+    return next((block for block in reversed(blocks) if block.state == "summary" and block.replaces), None)
 
 
 def _summary(
