@@ -100,7 +100,7 @@ HARNESSES = (
     Strategy(
         "codex-cli",
         N_(
-            "as OpenAI Codex CLI does it: at 90% of the window, the history becomes a handoff summary "
+            "as OpenAI Codex CLI does it: at 90 percent of the window, the history becomes a handoff summary "
             "after the newest user messages (up to 20,000 tokens); every reply and tool result goes"
         ),
         ("codex-handoff",),
@@ -115,8 +115,8 @@ HARNESSES = (
     Strategy(
         "gemini-cli",
         N_(
-            "as Gemini CLI does it: at 50% of the window, old tool output is cut to a 50,000-token "
-            "budget, then all but the newest 30% of the history becomes a state snapshot that merges the last one"
+            "as Gemini CLI does it: at 50 percent of the window, old tool output is cut to a 50,000-token "
+            "budget, then all but the newest 30 percent of the history becomes a state snapshot that merges the last one"
         ),
         ("tool-budget", "state-snapshot"),
         family="harness",
