@@ -21,6 +21,7 @@ from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
 from .verdict import Verdict, judge
 from ..engine.remote_summarizer import SummarizerError
+from ..engine.pitfalls import REFUSED_LINES
 from ..engine.replay import replay
 from ..engine.calls import Call, Replay
 from ..model import Fact, Scenario
@@ -149,7 +150,14 @@ class Column:
     def recommendable(self) -> bool:
         """Sound on this chat, and sound by design: it never separates a tool call from its
         results, so being valid here was not luck."""
-        return self.sound and not STRATEGIES[self.strategy].breaks_pairs
+        return self.sound and not STRATEGIES[self.strategy].breaks_pairs and not self.product_refuses
+
+    @property
+    def product_refuses(self) -> bool:
+        """A harness whose product would not run at this line: it refuses the trigger (Anthropic
+        under 50,000 tokens), or its own trigger is beyond the window, so the provider refuses
+        the request first (engine/pitfalls.py)."""
+        return any(message in REFUSED_LINES for message, _ in self.result.notices)
 
     def sends_same_as(self, other: Column) -> bool:
         """Identical requests on every call (and so identical figures)."""

@@ -26,7 +26,7 @@ def before_results(history: list[Block], index: int) -> int:
 
 def newest_request(history: list[Block], context: Context) -> int:
     """Codex CLI: the newest user message (it keeps user messages, and nothing else, whole)."""
-    return next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user"), 0)
+    return next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user" and history[i].state != "summary"), 0)
 
 
 def last_turn(history: list[Block], context: Context) -> int:

@@ -43,6 +43,8 @@ RESERVE_ABOVE_WINDOW = N_(
 
 # The notices about a product's trigger, which the comparison repeats in each harness's column.
 TRIGGER_MESSAGES = frozenset({TRIGGER_LOWERED, TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW, RESERVE_ABOVE_WINDOW})
+# Those that mean the product would not run this way at all: never the comparison's advice.
+REFUSED_LINES = frozenset({TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW})
 
 
 def call_pitfalls(compaction: Compaction | None, context: Context) -> list[dict[str, object]]:
