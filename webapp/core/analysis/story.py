@@ -41,7 +41,7 @@ def as_written(result: Replay) -> bool:
     """Whether the replay runs at the sizes and pins its scenario was written for (a harness at
     its own defaults: its line is its product's, not the scenario's)."""
     settings, pinned = result.settings, result.scenario.pinned
-    own = starting_point(result.scenario.settings, settings.strategy, settings.window)
+    own = starting_point(result.scenario.settings, settings.strategy, result.scenario.settings.window)
     return all(getattr(settings, name) == getattr(own, name) for name in SIZING) and settings.pinned(pinned) == own.pinned(pinned)
 
 
