@@ -326,6 +326,7 @@ def test_the_verdict_is_the_cheapest_sound_column(cache):
         c
         for c in comparison.columns
         if not c.facts_lost and not c.overflows and not c.no_room_calls and c.valid_requests and not STRATEGIES[c.strategy].breaks_pairs
+        and not c.product_refuses
     ]
     cheapest = min(c.bill.cost for c in sound)
     winner = comparison.column(comparison.verdict.winner)
@@ -333,6 +334,16 @@ def test_the_verdict_is_the_cheapest_sound_column(cache):
     for key, faults in comparison.verdict.faults.items():
         if comparison.column(key) in sound:
             assert faults[0][0] == "dearer" and faults[0][1]["cost"] > 0
+
+
+def test_a_harness_its_product_would_refuse_is_never_the_advice():
+    """Anthropic's compaction on the bike shop's 8,000-token window: its own trigger (150,000) is
+    beyond the window and its line under the API's 50,000 minimum."""
+    comparison = compare(open_scenario("bike-shop"))
+    anthropic = comparison.column("anthropic-compaction")
+    assert anthropic.product_refuses and not anthropic.recommendable
+    assert comparison.verdict.faults["anthropic-compaction"][0] == ("refused_line", {})
+    assert any("anthropic-compaction cannot run this way" in line for line in english(verdict_notices(comparison)))
 
 
 def test_a_strategy_that_breaks_pairs_by_design_is_never_the_advice_even_when_it_got_lucky():

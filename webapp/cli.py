@@ -247,6 +247,8 @@ def describe_compaction(call) -> str:
 
 
 def comparison_table(comparison: Comparison, call: int) -> str:
+    """The comparison as a table: the textbook strategies, then the harnesses at their own
+    defaults (their line in the `line` column), and each harness's pitfalls under them."""
     s, p = comparison.settings, comparison.pricing
     lines = [
         f"{comparison.scenario.text('title')} · window {s.window:,} · line {s.threshold:.0%} ({s.limit:,.0f}) · "
@@ -256,18 +258,27 @@ def comparison_table(comparison: Comparison, call: int) -> str:
         f"bill: {p.model.label}, cached input at {p.share:.0%}"
         + (f", cache writes at {p.model.write_share:.0%}" if p.model.write_share != 1 else "")
         + f", ${p.price:.2f} per million input tokens, ${p.output_price:.2f} per million output ({p.model.source})",
-        "",
-        f"  {'strategy':<20} {'tokens@' + str(call):>9} {'sent@' + str(call):>9} {'sent':>8} {'cached':>8} {'bill $':>8} "
-        f"{'compact':>7} {'overflow':>8} {'summarizer':>11}  {'valid':<5}  facts lost",
     ]
-    for column in comparison.columns:
-        row = summary_row(column, call)
-        mark = "*" if (column.strategy, column.keep_facts) == (s.strategy, s.keep_facts) else " "
-        summarizer = f"{row['summarizer_input']:,}/{row['summarizer_output']:,}" if row["summarizer_input"] else "-"
-        lines.append(
-            f"{mark} {column.key:<20} {row['tokens_at_call']:>9,} {row['sent_at_call']:>9,} {row['sent_total']:>8,} "
-            f"{row['cached_total']:>8,} {row['bill_usd']:>8.4f} {row['compactions']:>7} {row['overflows']:>8} "
-            f"{summarizer:>11}  {'yes' if row['valid_requests'] else 'NO':<5}  {row['facts_lost'] or '-'}"
-        )
+    header = (
+        f"  {'strategy':<23} {'line':>14} {'tokens@' + str(call):>9} {'sent@' + str(call):>9} {'sent':>9} {'cached':>9} "
+        f"{'bill $':>8} {'compact':>7} {'overflow':>8} {'summarizer':>13}  {'valid':<5}  facts lost"
+    )
+    pitfalls = []
+    for family, title in (("textbook", "textbook strategies"), ("harness", "as the production harnesses do it, at their defaults")):
+        columns = [column for column in comparison.columns if column.family == family]
+        lines += ["", f"{title}:", header] if columns else []
+        for column in columns:
+            row = summary_row(column, call)
+            mark = "*" if (column.strategy, column.keep_facts) == (s.strategy, s.keep_facts) else " "
+            summarizer = f"{row['summarizer_input']:,}/{row['summarizer_output']:,}" if row["summarizer_input"] else "-"
+            line = f"{row['threshold']:.1%} {row['line_tokens']:>7,}"
+            lines.append(
+                f"{mark} {column.key:<23} {line:>14} {row['tokens_at_call']:>9,} {row['sent_at_call']:>9,} {row['sent_total']:>9,} "
+                f"{row['cached_total']:>9,} {row['bill_usd']:>8.4f} {row['compactions']:>7} {row['overflows']:>8} "
+                f"{summarizer:>13}  {'yes' if row['valid_requests'] else 'NO':<5}  {row['facts_lost'] or '-'}"
+            )
+            if row["pitfalls"]:
+                pitfalls.append(f"  {column.key}: {row['pitfalls']}")
+    lines += ["", "pitfalls:", *pitfalls] if pitfalls else []
     lines += ["", "verdict:"] + [f"  {line}" for line in english(verdict_notices(comparison))]
     return "\n".join(read_as_lines(comparison.scenario, s.counter) + lines)

@@ -172,8 +172,16 @@ class Settings(BaseModel):
 
     @property
     def limit(self) -> float:
-        """The red line: a request above it is compacted."""
-        return self.window * self.threshold
+        """The red line: a request above it is compacted. A product that only lets its line be
+        lowered (Codex, Claude Code) compacts at its own default when set higher."""
+        return self.window * self.effective_threshold
+
+    @property
+    def effective_threshold(self) -> float:
+        trigger = STRATEGIES[self.strategy].trigger
+        if trigger is not None and trigger.lower_only:
+            return min(self.threshold, trigger.share_of(self.window) or self.threshold)
+        return self.threshold
 
     @property
     def real_window(self) -> int:
@@ -244,16 +252,56 @@ def accepted(field: str) -> str:
     return message % values
 
 
+def starting_point(base: Settings, strategy: str, window: int) -> Settings:
+    """The settings a page starts from with `strategy` on a `window`-token model: `base` (the
+    scenario's own), with the product's defaults when `strategy` is a harness that `base` does
+    not already set up on that window. The alert line and the target give way when they would
+    no longer be below the product's line."""
+    if (strategy == base.strategy and window == base.window) or strategy not in STRATEGIES:
+        return base
+    update: dict[str, Any] = {"strategy": strategy, "window": window, **STRATEGIES[strategy].defaults(window)}
+    line = update.get("threshold", base.threshold)
+    update.update({name: 0.0 for name in ("alert", "target") if getattr(base, name) >= line})
+    return base.model_copy(update=update)
+
+
+def changed_from(settings: Settings, base: Settings) -> dict[str, Any]:
+    """The fields of `settings` that a link writes: those that differ from where a page with its
+    strategy and window starts (`starting_point`), and the strategy and window themselves when
+    they are not `base`'s."""
+    start = starting_point(base, settings.strategy, settings.window)
+    changed = {name: value for name, value in settings.model_dump().items() if value != getattr(start, name)}
+    for name in ("strategy", "window"):
+        if getattr(settings, name) != getattr(base, name):
+            changed[name] = getattr(settings, name)
+    return changed
+
+
+def with_strategy(settings: Settings, base: Settings, strategy: str) -> Settings:
+    """`settings` with another strategy: what was set by hand stays, the rest starts over from
+    that strategy's own starting point (a harness's defaults)."""
+    return parse_settings({**changed_from(settings, base), "strategy": strategy}, base)
+
+
 def parse_settings(values: dict[str, Any], defaults: Settings | None = None) -> Settings:
-    """Settings from loose values (query strings, CLI flags, scenario defaults).
+    """Settings from loose values (query strings, CLI flags, scenario defaults). What `values`
+    leaves out comes from `defaults` (the scenario's), or from a harness's own defaults when
+    `values` picks one (`starting_point`).
 
     Raises SettingsError naming each bad field, what it got and what it accepts.
     """
-    base = (defaults or Settings()).model_dump()
+    given = {k: v for k, v in values.items() if v is not None}
+    start = defaults or Settings()
+    base = start.model_dump()
     unknown = sorted(set(values) - set(base))
     if unknown:
         raise SettingsError([f"unknown setting {name!r}; accepted: {', '.join(base)}" for name in unknown])
-    merged = {**base, **{k: v for k, v in values.items() if v is not None}}
+    try:
+        window = int(given.get("window", start.window))
+    except (TypeError, ValueError):
+        window = start.window  # reported below, by the field's own check
+    base = starting_point(start, str(given.get("strategy", start.strategy)), window).model_dump()
+    merged = {**base, **given}
     for flag in FLAGS:
         if isinstance(merged.get(flag), str):
             merged[flag] = _flag(merged[flag])

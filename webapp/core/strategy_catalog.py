@@ -8,9 +8,42 @@ read this list. A strategy that needs a new kind of step adds that level to the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from .i18n import N_
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """When a product compacts by default, as its source or documentation says (docs/harnesses.md):
+    a share of the window, a number of input tokens, or the window minus a reserve."""
+
+    share: float | None = None
+    tokens: int | None = None
+    reserve: int | None = None
+    # The product lowers a higher setting to its default (Codex's config and Claude Code's
+    # override "can only lower it").
+    lower_only: bool = False
+    # The product refuses a trigger under this many tokens (Anthropic's compaction).
+    minimum_tokens: int | None = None
+    # It also compacts past this many messages, whatever their tokens (OpenHands' max_size).
+    messages: int | None = None
+    # It acts before every call, above the line or not (OpenHands' observation masking).
+    every_call: bool = False
+
+    def share_of(self, window: int) -> float | None:
+        """The product's default line as a share of `window` (None: it has no default), kept
+        inside what the line accepts (above 0, at most the window)."""
+        if self.share is not None:
+            return self.share
+        if self.tokens is not None:
+            value = self.tokens / window
+        elif self.reserve is not None:
+            value = (window - self.reserve) / window
+        else:
+            return None
+        return min(1.0, max(0.01, round(value, 4)))
 
 
 @dataclass(frozen=True)
@@ -26,12 +59,147 @@ class Strategy:
     by_layer: bool = False
     # The settings only this strategy reads: offered with it, carried along otherwise.
     options: tuple[str, ...] = ()
+    # "textbook": the pattern page's and the manual's levels; "harness": what a product does
+    # (the comparison shows each family apart).
+    family: str = "textbook"
+    product: str = ""  # the product's own name, as it spells it (not translated)
+    trigger: Trigger | None = None  # the product's default line
+    # The product's own figures its levels read (keep budgets, sizes), by name.
+    params: dict[str, Any] = field(default_factory=dict)
+    # A textbook strategy stops as soon as the request fits; a product runs its steps as it does.
+    until_fits: bool = True
+    style: str = "textbook"  # the summarizer's instructions (engine/harness_prompts.py)
+    # How the product draws its KEEP (engine/harness_keep.py, `KEEP_RULES`); "" for the
+    # settings' keep and keep_unit.
+    keep_rule: str = ""
 
     @property
     def summarizes(self) -> bool:
         """It calls the summarizer, so "keep facts" changes what it does."""
-        return "summarize" in self.levels
+        return any(level in SUMMARIZING_LEVELS for level in self.levels)
 
+    @property
+    def harness(self) -> bool:
+        return self.family == "harness"
+
+    def defaults(self, window: int) -> dict[str, Any]:
+        """The settings this product starts from on a `window`-token model: its line. A page or
+        the command line applies them where it sets nothing itself (settings.parse_settings)."""
+        share = self.trigger.share_of(window) if self.trigger else None
+        return {"threshold": share} if share is not None else {}
+
+
+# The engine's levels that call the summarizer.
+SUMMARIZING_LEVELS = frozenset(
+    {"summarize", "codex-handoff", "state-snapshot", "claude-summary", "server-compaction", "condense", "langchain-summary"}
+)
+
+
+# The production harnesses, each at its product's defaults (docs/harnesses.md cites every one).
+HARNESSES = (
+    Strategy(
+        "codex-cli",
+        N_(
+            "as OpenAI Codex CLI does it: at 90 percent of the window, the history becomes a handoff summary "
+            "after the newest user messages (up to 20,000 tokens); every reply and tool result goes"
+        ),
+        ("codex-handoff",),
+        family="harness",
+        keep_rule="newest-request",
+        product="OpenAI Codex CLI",
+        trigger=Trigger(share=0.9, lower_only=True),
+        params={"user_tokens": 20_000},
+        until_fits=False,
+        style="codex",
+    ),
+    Strategy(
+        "gemini-cli",
+        N_(
+            "as Gemini CLI does it: at 50 percent of the window, old tool output is cut to a 50,000-token "
+            "budget, then all but the newest 30 percent of the history becomes a state snapshot that merges the last one"
+        ),
+        ("tool-budget", "state-snapshot"),
+        family="harness",
+        keep_rule="newest-share",
+        product="Gemini CLI",
+        trigger=Trigger(share=0.5),
+        params={"preserve": 0.3, "tool_tokens": 50_000, "excerpt_chars": 40_000},
+        until_fits=False,
+        style="gemini",
+    ),
+    Strategy(
+        "claude-code",
+        N_(
+            "as Claude Code does it (approximate: its code is not public): near the window minus a "
+            "33,000-token reserve, old tool output is cleared, then everything but the last turn becomes "
+            "a summary with the recent files re-read"
+        ),
+        ("microcompact", "claude-summary"),
+        family="harness",
+        keep_rule="last-turn",
+        product="Claude Code",
+        trigger=Trigger(reserve=33_000, lower_only=True),
+        params={"tool_results_kept": 5, "files": 5, "file_tokens": 5_000},
+        style="claude",
+    ),
+    Strategy(
+        "anthropic-compaction",
+        N_(
+            "as Anthropic's API compaction (compact_20260112) does it: past 150,000 input tokens, "
+            "everything before the last turn becomes one compaction block"
+        ),
+        ("server-compaction",),
+        family="harness",
+        keep_rule="last-turn",
+        product="Anthropic API",
+        trigger=Trigger(tokens=150_000, minimum_tokens=50_000),
+        until_fits=False,
+        style="anthropic",
+    ),
+    Strategy(
+        "openhands-summarizing",
+        N_(
+            "as OpenHands' LLM summarizing condenser does it: past 100 messages (or the window), the "
+            "first message stays, the newest half of 100 stays, and the middle becomes a summary that merges the last one"
+        ),
+        ("condense",),
+        family="harness",
+        keep_rule="condenser-tail",
+        product="OpenHands",
+        trigger=Trigger(share=1.0, messages=100),
+        params={"max_size": 100, "keep_first": 1},
+        until_fits=False,
+        style="openhands",
+    ),
+    Strategy(
+        "openhands-masking",
+        N_(
+            "as OpenHands' observation masking condenser does it: before every call, tool results older "
+            "than the last 100 messages become <MASKED>; no model call"
+        ),
+        ("mask",),
+        family="harness",
+        keep_rule="attention-window",
+        product="OpenHands",
+        trigger=Trigger(every_call=True),
+        params={"attention_window": 100},
+        until_fits=False,
+    ),
+    Strategy(
+        "langchain-summarization",
+        N_(
+            "as LangChain's SummarizationMiddleware does it: at the line you set (it has no default), "
+            "all but the last 20 messages become a summary written from at most their last 4,000 tokens"
+        ),
+        ("langchain-summary",),
+        family="harness",
+        keep_rule="last-messages",
+        product="LangChain",
+        params={"keep_messages": 20, "trim_tokens": 4_000, "trim_fallback_messages": 15},
+        until_fits=False,
+        style="langchain",
+    ),
+)
 
 STRATEGIES: dict[str, Strategy] = {
     strategy.name: strategy
@@ -69,5 +237,6 @@ STRATEGIES: dict[str, Strategy] = {
             ("retrieval", "truncate", "drop", "oldest", "notice"),
             by_layer=True,
         ),
+        *HARNESSES,
     )
 }

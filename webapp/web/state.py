@@ -40,7 +40,7 @@ from pydantic import BaseModel
 
 from ..core.analysis.pricing import Pricing, parse_pricing
 from ..core.model import ID_PATTERN, LANGUAGES, Scenario
-from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, parse_settings
+from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, changed_from, parse_settings, with_strategy
 from .services import library, store
 
 SPEEDS = {"0.5": 4000, "1": 2200, "2": 1100}  # autoplay speed -> milliseconds per call
@@ -151,6 +151,9 @@ class PageState:
         settings_changes = {name: changes.pop(name) for name in list(changes) if name in Settings.model_fields}
         pricing_changes = {name: changes.pop(name) for name in list(changes) if name in Pricing.model_fields}
         state = replace(self, **changes) if changes else self
+        if "strategy" in settings_changes:  # a harness starts from its own defaults
+            strategy = settings_changes.pop("strategy")
+            state = replace(state, settings=with_strategy(state.settings, state.scenario.settings, strategy))
         if settings_changes:
             state = replace(state, settings=state.settings.model_copy(update=settings_changes))
         if pricing_changes:
@@ -175,7 +178,8 @@ class PageState:
         for each in fields(PageState):
             value = getattr(self, each.name)
             if each.name == "settings":
-                out.update(_differences(value, self.scenario.settings))
+                changed = changed_from(value, self.scenario.settings)
+                out.update({name: url_text(changed[name]) for name in SETTING_PARAMS if name in changed})
             elif each.name == "pricing":
                 out.update(_differences(value, PRICING))
             elif "read" in each.metadata and value != each.default:

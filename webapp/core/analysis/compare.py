@@ -21,10 +21,11 @@ from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
 from .verdict import Verdict, judge
 from ..engine.remote_summarizer import SummarizerError
+from ..engine.pitfalls import REFUSED_LINES
 from ..engine.replay import replay
 from ..engine.calls import Call, Replay
 from ..model import Fact, Scenario
-from ..settings import Settings, SettingsError
+from ..settings import Settings, SettingsError, with_strategy
 from ..strategy_catalog import STRATEGIES
 
 
@@ -68,6 +69,21 @@ class Column:
 
     def call(self, number: int) -> Call:
         return self.result.calls[number - 1]
+
+    @property
+    def family(self) -> str:
+        """"textbook" or "harness": the comparison shows each family apart."""
+        return STRATEGIES[self.strategy].family
+
+    def pitfalls(self, kind: str) -> list[dict]:
+        """The harness pitfalls of this kind found at each call (engine/pitfalls.py), with the
+        call's number: loop, small, cache or refused."""
+        return [
+            {"call": call.number, **event.detail}
+            for call in self.calls
+            for event in call.events
+            if event.kind == "pitfall" and event.detail.get("kind") == kind
+        ]
 
     @property
     def sent_total(self) -> int:
@@ -134,7 +150,14 @@ class Column:
     def recommendable(self) -> bool:
         """Sound on this chat, and sound by design: it never separates a tool call from its
         results, so being valid here was not luck."""
-        return self.sound and not STRATEGIES[self.strategy].breaks_pairs
+        return self.sound and not STRATEGIES[self.strategy].breaks_pairs and not self.product_refuses
+
+    @property
+    def product_refuses(self) -> bool:
+        """A harness whose product would not run at this line: it refuses the trigger (Anthropic
+        under 50,000 tokens), or its own trigger is beyond the window, so the provider refuses
+        the request first (engine/pitfalls.py)."""
+        return any(message in REFUSED_LINES for message, _ in self.result.notices)
 
     def sends_same_as(self, other: Column) -> bool:
         """Identical requests on every call (and so identical figures)."""
@@ -147,14 +170,17 @@ def column_key(strategy: str, keep_facts: bool) -> str:
     return f"{strategy}+facts" if keep_facts else strategy
 
 
-def variants(settings: Settings) -> list[Settings]:
-    """The settings of every column: each registered strategy, and each one that summarizes
-    once more with keep facts; window, line, keep and counter as given."""
+def variants(settings: Settings, base: Settings | None = None) -> list[Settings]:
+    """The settings of every column: what `settings` sets by hand over `base` (the scenario's
+    own), with each strategy, from where that strategy starts (a harness at its product's
+    defaults); each textbook strategy that summarizes once more with keep facts."""
+    base = base or settings
     out = []
-    for name in STRATEGIES:
-        out.append(settings.model_copy(update={"strategy": name, "keep_facts": False}))
-        if STRATEGIES[name].summarizes:
-            out.append(settings.model_copy(update={"strategy": name, "keep_facts": True}))
+    for name, strategy in STRATEGIES.items():
+        column = with_strategy(settings, base, name)
+        out.append(column.model_copy(update={"keep_facts": False}))
+        if strategy.summarizes and not strategy.harness:
+            out.append(column.model_copy(update={"keep_facts": True}))
     return out
 
 
@@ -192,7 +218,7 @@ def compare(
     keys = MessageKeys()
     columns = []
     unavailable = {}
-    for variant in variants(settings):
+    for variant in variants(settings, scenario.settings):
         spend()
         try:
             result = run(scenario, variant)

@@ -15,7 +15,10 @@ def summary_row(column: Column, call: int) -> dict[str, object]:
     hit = column.hits[call - 1]
     return {
         "strategy": column.strategy,
+        "family": column.family,
         "keep_facts": column.keep_facts,
+        "threshold": column.settings.effective_threshold,
+        "line_tokens": round(column.settings.limit),
         "call": call,
         "tokens_at_call": at.tokens,
         "sent_at_call": at.sent_total,
@@ -35,7 +38,36 @@ def summary_row(column: Column, call: int) -> dict[str, object]:
         "cleared_tokens": sum(call.compaction.cleared_tokens for call in column.calls if call.compaction),
         "facts_lost": "; ".join(f"{fate.fact.label or fate.fact.text} from call {fate.lost_from}" for fate in column.facts_lost),
         "valid_requests": column.valid_requests,
+        # The harness pitfalls (engine/pitfalls.py): calls that compacted and stayed above the
+        # line, compactions that saved under 10%, tokens a summary made the cache write again.
+        "loop_compactions": len(column.pitfalls("loop")),
+        "small_savings": len(column.pitfalls("small")),
+        "cache_rewritten": sum(p["tokens"] for p in column.pitfalls("cache")),
+        "pitfalls": pitfall_words(column),
     }
+
+
+def pitfall_words(column: Column) -> str:
+    """The harness pitfalls of a column in one line of English, with their numbers."""
+    words = []
+    loops = column.pitfalls("loop")
+    if loops:
+        first = loops[0]
+        words.append(
+            f"compacts and stays above its line at {len(loops)} calls from call {first['call']} "
+            f"(floor {first['floor']:,} + kept {first['kept']:,} > line {first['line']:,})"
+        )
+    small = column.pitfalls("small")
+    if small:
+        least = min(small, key=lambda p: p["percent"])
+        words.append(f"{len(small)} compactions saved under 10% (least: {least['percent']}% at call {least['call']})")
+    cache = column.pitfalls("cache")
+    if cache:
+        words.append(f"summary before unchanged messages: {sum(p['tokens'] for p in cache):,} tokens written to the cache again")
+    refused = column.pitfalls("refused")
+    if refused:
+        words.append(f"summary refused (no smaller) at call {refused[0]['call']}; then only tool output is cut")
+    return "; ".join(words)
 
 
 def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str, object]:

@@ -14,6 +14,7 @@ from ..counting.tokens import call_names
 from ..engine.history import TOOL_RESULT_ROLES, Block
 from ..engine.calls import Call, Replay
 from ..model import Condition, Fact, Narration
+from ..settings import starting_point
 
 FactsState = Literal["kept", "lost"]
 
@@ -37,8 +38,10 @@ SIZING = ("window", "model_window", "threshold", "keep", "keep_unit", "alert", "
 
 
 def as_written(result: Replay) -> bool:
-    """Whether the replay runs at the sizes and pins its scenario was written for."""
-    settings, own, pinned = result.settings, result.scenario.settings, result.scenario.pinned
+    """Whether the replay runs at the sizes and pins its scenario was written for (a harness at
+    its own defaults: its line is its product's, not the scenario's)."""
+    settings, pinned = result.settings, result.scenario.pinned
+    own = starting_point(result.scenario.settings, settings.strategy, result.scenario.settings.window)
     return all(getattr(settings, name) == getattr(own, name) for name in SIZING) and settings.pinned(pinned) == own.pinned(pinned)
 
 

@@ -40,7 +40,9 @@ def judge(columns: list[Column]) -> Verdict:
             found.append(("lost", {"label": fate.fact.label or fate.fact.text, "call": fate.lost_from}))
         if column.invalid:
             found.append(("invalid", {"count": len(column.invalid), "first": min(column.invalid)}))
-        if column.sound and not column.recommendable:
+        if column.product_refuses:
+            found.append(("refused_line", {}))
+        elif column.sound and not column.recommendable:
             found.append(("by_luck", {}))
         if found:
             faults[column.key] = found
@@ -120,6 +122,10 @@ def verdict_notices(comparison: Comparison) -> list[list[Notice]]:
 FAULTS = {
     "overflow": N_("%(name)s overflows the window from call %(first)s (overflowing calls: %(count)s)."),
     "by_luck": N_("%(name)s stayed valid on this chat by luck: it may separate a tool call from its result, so it is never the advice."),
+    "refused_line": N_(
+        "%(name)s cannot run this way: its product refuses this line, or its own trigger is beyond the window, "
+        "so the provider would refuse the request before it compacts."
+    ),
     "no_room": N_("%(name)s leaves the reply no room from call %(first)s (such calls: %(count)s)."),
     "lost": N_("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed."),
     "invalid": N_("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s)."),

@@ -100,6 +100,9 @@ def request_chart(
     web passes its translated names; the default is the English one). With `label_width` 0
     the lines have no end labels, for a narrow chart whose legend names them."""
     settings = comparison.settings
+    groups = _identical(comparison.columns)
+    # Every end label has its own place: the chart grows when they need more than its height.
+    height = max(height, round(16 + 4 + LABEL_GAP * sum(len(_wrap([name(c) for c in group])) for group in groups) + 36))
     left, top, bottom = 64.0, 16.0, height - 36.0
     right = width - max(label_width, UNLABELLED_MARGIN)
     peak = max((column.peak_tokens for column in comparison.columns), default=0)
@@ -112,7 +115,6 @@ def request_chart(
     def y_of(tokens: float) -> float:
         return bottom - (bottom - top) * tokens / top_tokens
 
-    groups = _identical(comparison.columns)
     series = []
     for style, group in enumerate(groups):
         points = tuple(Point(c.number, c.tokens, x_of(c.number), y_of(c.tokens), c.overflow) for c in group[0].calls)
@@ -122,8 +124,9 @@ def request_chart(
                 names=", ".join(name(column) for column in group),
                 lines=_wrap([name(column) for column in group]),
                 points=points,
+                # Past the seventh line, the markers shift by one: every line's pair stays its own.
                 dash=DASHES[style % len(DASHES)],
-                marker=MARKERS[style % len(MARKERS)],
+                marker=MARKERS[(style + style // len(DASHES)) % len(MARKERS)],
                 style=style % len(DASHES),
                 label_y=points[-1].y if points else bottom,
             )

@@ -4,12 +4,13 @@ history (settings, counter, pins), the work under way, and the record of what wa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..counting.tokens import Counter, Message
 from ..model import Fact
 from ..settings import Settings
-from ..strategy_catalog import STRATEGIES
+from ..strategy_catalog import STRATEGIES, Strategy
+from .harness_keep import KEEP_RULES
 from .history import Block, caller_of, keep_start
 from .summarizer import Summarizer
 
@@ -46,10 +47,19 @@ class Compaction:
     notice_added: bool = False
     # Still above the aim, with pinned messages outside KEEP: only they were left to cut.
     pinned_kept: tuple[str, ...] = ()
+    # Tokens of messages sent unchanged before and after, but now behind a new summary: the
+    # prompt cache held them and must write them again.
+    rewritten: int = 0
+    # Summaries a harness rejected (Gemini CLI keeps the history when its summary is no smaller).
+    rejected: bool = False
 
     @property
     def changed(self) -> bool:
         return bool(self.truncated or self.dropped or self.summarized or self.cleared or self.compressed or self.notice_added)
+
+    @property
+    def saved_share(self) -> float:
+        return (self.tokens_before - self.tokens_after) / self.tokens_before if self.tokens_before else 0.0
 
 
 
@@ -75,6 +85,12 @@ class Context:
     # (a drop or a summary moves it, and the next scan starts from the beginning again).
     # Without it, a long chat rescans every old block at every call.
     truncated_through: tuple[int, Block] | None = None
+    # What a harness remembers between calls (Gemini CLI: a summary was rejected once).
+    memory: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def strategy(self) -> Strategy:
+        return STRATEGIES[self.settings.strategy]
 
     def tokens(self, units: int) -> int:
         return self.counter.request_tokens(self.floor_units + units)
@@ -83,11 +99,23 @@ class Context:
         """Whether a request this size must be compacted: it is above the red line."""
         return self.tokens(units) > self.settings.limit
 
+    def must_compact(self, history: list[Block], units: int) -> bool:
+        """Whether the strategy acts before this call: above the line, or as its product's
+        trigger says (past a number of messages, or before every call)."""
+        trigger = self.strategy.trigger
+        if trigger is not None and (trigger.every_call or (trigger.messages is not None and len(history) > trigger.messages)):
+            return True
+        return self.above_line(units)
+
     def fits(self, units: int) -> bool:
         """Whether compaction may stop: at or below its aim (the target, else the line)."""
         return self.tokens(units) <= self.settings.aim
 
     def keep_start(self, history: list[Block]) -> int:
+        """Where KEEP starts: as the harness defines it, else as the settings count it."""
+        rule = self.strategy.keep_rule
+        if rule:
+            return KEEP_RULES[rule](history, self)
         return keep_start(history, self.settings.keep, self.settings.keep_unit)
 
     def kept(self, block: Block) -> bool:
@@ -157,6 +185,7 @@ class Work:
     compressed: list[str] = field(default_factory=list)
     notice: str | None = None
     notice_added: bool = False
+    rejected: bool = False
 
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -45,6 +46,11 @@ class Block:
     @cached_property
     def text(self) -> str:
         return content_text(self.message.get("content"))
+
+    @cached_property
+    def chars(self) -> int:
+        """The message's length as JSON, the measure Gemini CLI splits its history by."""
+        return len(json.dumps(self.message, ensure_ascii=False))
 
     @property
     def searchable(self) -> str:

@@ -169,8 +169,8 @@ class OpenAICompatibleSummarizer:
         self.calls_made = 0  # endpoint calls, cache misses only
         self._failure: tuple[float, str] | None = None  # (until, why), per worker
 
-    def request_body(self, *, previous, blocks, facts) -> dict:
-        prompt = instructions(facts)
+    def request_body(self, *, previous, blocks, facts, style="textbook") -> dict:
+        prompt = instructions(facts, style)
         parts = []
         if previous:
             parts.append("Earlier summary:\n" + previous)
@@ -182,8 +182,8 @@ class OpenAICompatibleSummarizer:
             "stream": False,
         }
 
-    def summarize(self, *, previous, blocks, digests, facts, counter) -> SummaryResult:
-        body = self.request_body(previous=previous, blocks=blocks, facts=facts)
+    def summarize(self, *, previous, blocks, digests, facts, counter, style="textbook") -> SummaryResult:
+        body = self.request_body(previous=previous, blocks=blocks, facts=facts, style=style)
         key = hashlib.sha256(
             json.dumps([self.config.base_url, body, counter.name], sort_keys=True, ensure_ascii=False).encode()
         ).hexdigest()

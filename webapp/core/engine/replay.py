@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..time_budget import spend
-from .history import TOOL_RESULT_ROLES, Block, keep_start, searchable
+from .history import TOOL_RESULT_ROLES, Block, searchable
 from ..i18n import N_
 from .history import PairCheck
 from ..model import Fact, Scenario, ScriptMessage
 from ..settings import Settings
 from .calls import Call, Event, FactStatus, PinStatus, Replay, script_call_names
 from .compaction import Compaction, Context
+from .pitfalls import LOOP, call_pitfalls, trigger_notices
 from .strategies import compact
 from .summarizer import OfflineSummarizer, Summarizer
 from ..counting.tokens import Message, get_counter, tool_call_texts
@@ -131,6 +132,7 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         pinned=settings.pinned(scenario.pinned),
     )
     loop = _Loop(scenario, settings, context)
+    loop.notices += trigger_notices(settings)
     for item in scenario.script:
         spend()  # a long transcript stops at the request's budget (core/time_budget.py)
         loop.feed(item)
@@ -289,9 +291,10 @@ class _Loop:
         problems = self._pair_problems(compaction)
         if problems:
             events.append(Event("invalid_request", number, {"problems": list(problems)}))
-        keep_start_index = keep_start(self.history, self.settings.keep, self.settings.keep_unit)
-        self._check_cannot_fit(number, keep_start_index)
-        self._check_compaction(number, keep_start_index, compaction)
+        keep_start_index = self.context.keep_start(self.history)
+        if not self.context.strategy.harness:  # a harness's KEEP is its own: its pitfalls say it
+            self._check_cannot_fit(number, keep_start_index)
+            self._check_compaction(number, keep_start_index, compaction)
         self.sent += tokens
         reply, reply_units, no_room = self._reply(reply_item, number, events, provider_tokens if not overflow else None)
         self.calls.append(
@@ -331,6 +334,11 @@ class _Loop:
                 events.append(Event("pinned_kept", number, {"ids": list(compaction.pinned_kept), "tokens": compaction.tokens_after}))
             self.sent += compaction.summarizer_input
             self.summarizer_output += compaction.summarizer_output
+        for pitfall in call_pitfalls(compaction, self.context):
+            events.append(Event("pitfall", number, pitfall))
+            if pitfall["kind"] == "loop" and "loop" not in self.said:
+                self.said.add("loop")
+                self.notices.append((LOOP, {"call": number, **{k: v for k, v in pitfall.items() if k != "kind"}}))
         return compaction
 
     def _reply(self, reply_item, number: int, events: list[Event], provider_tokens: int | None) -> tuple[Block | None, int, bool]:

@@ -18,6 +18,7 @@ are the messages it cannot be sent without (its tool call, or its call's other r
 
 from __future__ import annotations
 
+from . import harness_levels as harness
 from .compaction import Compaction, Context, Level, Work
 from ..counting.tokens import call_names
 from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, caller_of
@@ -310,6 +311,15 @@ LEVELS: dict[str, Level] = {
     "retrieval": retrieval_level,
     "oldest": oldest_level,
     "notice": notice_level,
+    "codex-handoff": harness.codex_handoff_level,
+    "tool-budget": harness.tool_budget_level,
+    "state-snapshot": harness.state_snapshot_level,
+    "microcompact": harness.microcompact_level,
+    "claude-summary": harness.claude_summary_level,
+    "server-compaction": harness.server_compaction_level,
+    "condense": harness.condense_level,
+    "mask": harness.mask_level,
+    "langchain-summary": harness.langchain_summary_level,
 }
 
 
@@ -320,13 +330,13 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
     the request fits, or the strategy never compacts). The input list is not modified.
     """
     strategy = context.settings.strategy
-    levels = STRATEGIES[strategy].levels
-    if not context.above_line(units) or not levels:
+    record = STRATEGIES[strategy]
+    if not record.levels or not context.must_compact(history, units):
         return history, units, None
     work = Work(list(history), units)
     context.passed_over.clear()
-    for name in levels:
-        if context.fits(work.units):
+    for name in record.levels:
+        if record.until_fits and context.fits(work.units):
             break
         LEVELS[name](work, context)
     pinned_kept = ()
@@ -352,5 +362,17 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
         notice=work.notice,
         notice_added=work.notice_added,
         pinned_kept=pinned_kept,
+        rewritten=_rewritten(history, work),
+        rejected=work.rejected,
     )
     return work.history, work.units, compaction
+
+
+def _rewritten(before: list[Block], work: Work) -> int:
+    """Units of the messages a new summary now stands before that were sent unchanged: the
+    prompt cache held them, and must write them again."""
+    if work.summary_id is None:
+        return 0
+    position = next(i for i, block in enumerate(work.history) if block.id == work.summary_id)
+    unchanged = {id(block) for block in before}
+    return sum(block.units for block in work.history[position + 1 :] if id(block) in unchanged)

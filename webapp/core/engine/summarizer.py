@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..counting.tokens import Counter
+from .harness_prompts import STYLES, TEXTBOOK
 
 if TYPE_CHECKING:
     from .history import Block
     from ..model import Fact
 
-SUMMARY_HEADER = "[Summary of earlier exchanges]"
+SUMMARY_HEADER = TEXTBOOK.opening
 # A summary's text, without its facts line (the facts it is told to keep are the scenario's own,
 # and bounded with it). The longest built-in summary is under 1,800 characters.
 MAX_SUMMARY_CHARS = 4000
@@ -35,19 +36,17 @@ MAX_LINE_CHARS = 400
 MAX_NAME_CHARS = 60
 MAX_TOOLS_NAMED = 5
 _LEFT_OUT = re.compile(r"^- \((\d+) earlier exchanges? left out\)$")
-INSTRUCTIONS = (
-    "Summarize the earlier part of this conversation so the assistant can go on without it. "
-    "Keep decisions and their reasons, facts established (names, numbers, identifiers), "
-    "the user's constraints, and the state of the task. Be brief."
-)
+INSTRUCTIONS = TEXTBOOK.instructions
 
 
-def instructions(facts: list[Fact]) -> str:
-    """The summarizer's prompt; with facts, it names what must survive word for word."""
+def instructions(facts: list[Fact], style: str = "textbook") -> str:
+    """The summarizer's prompt (a harness's own shape, harness_prompts.py); with facts, it
+    names what must survive word for word."""
+    prompt = STYLES[style].instructions
     if not facts:
-        return INSTRUCTIONS
+        return prompt
     listed = "; ".join(f"{fact.label}: {fact.text}" if fact.label != fact.text else fact.text for fact in facts)
-    return f"{INSTRUCTIONS} These facts must survive word for word: {listed}."
+    return f"{prompt} These facts must survive word for word: {listed}."
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,7 @@ class Summarizer(Protocol):
         digests: dict[int, str],
         facts: list[Fact],
         counter: Counter,
+        style: str = "textbook",
     ) -> SummaryResult: ...
 
 
@@ -92,7 +92,7 @@ def first_sentence(text: str, limit: int = 160) -> str:
     return shorten(" ".join(sentence.split()), limit)
 
 
-def bounded_lines(earlier: Iterable[str], new: list[str]) -> list[str]:
+def bounded_lines(earlier: Iterable[str], new: list[str], opening: str = SUMMARY_HEADER) -> list[str]:
     """The exchange lines of a summary, oldest first, at most MAX_SUMMARY_CHARS in all: the
     oldest give way first, and one line counts them (adding up an earlier summary's count)."""
     left_out = 0
@@ -103,7 +103,7 @@ def bounded_lines(earlier: Iterable[str], new: list[str]) -> list[str]:
             left_out += int(count.group(1))
         else:
             lines.append(shorten(line, MAX_LINE_CHARS))
-    room = MAX_SUMMARY_CHARS - len(SUMMARY_HEADER) - 40  # 40: the count line itself
+    room = MAX_SUMMARY_CHARS - len(opening) - 40  # 40: the count line itself
     total = sum(len(line) + 1 for line in lines)
     while lines and total > room:
         total -= len(lines.pop(0)) + 1
@@ -114,17 +114,21 @@ def bounded_lines(earlier: Iterable[str], new: list[str]) -> list[str]:
 
 
 class OfflineSummarizer:
-    def summarize(self, *, previous, blocks, digests, facts, counter) -> SummaryResult:
-        earlier = [line for line in previous.splitlines()[1:] if line and not line.startswith("Facts to keep:")] if previous else []
+    def summarize(self, *, previous, blocks, digests, facts, counter, style="textbook") -> SummaryResult:
+        frame = STYLES[style]
+        # An earlier summary's exchange lines (each starts "- "), in whatever frame it was written.
+        earlier = [line for line in previous.splitlines() if line.startswith("- ")] if previous else []
         new = ["- " + (digests.get(request) or _extract(group)) for request, group in _by_request(blocks)]
-        lines = [SUMMARY_HEADER, *bounded_lines(earlier, new)]
+        lines = [frame.opening, *bounded_lines(earlier, new, frame.opening)]
         if facts:
             seen = "\n".join([previous or ""] + [block.searchable for block in blocks])
             kept = [fact.text for fact in facts if fact.text in seen]
             if kept:
-                lines.append("Facts to keep: " + "; ".join(kept))
+                lines.append(f"{frame.facts_label} " + "; ".join(kept))
+        if frame.closing:
+            lines.append(frame.closing)
         text = "\n".join(lines)
-        input_tokens, output_tokens = summary_cost(counter, instructions(facts), previous, blocks, text)
+        input_tokens, output_tokens = summary_cost(counter, instructions(facts, style), previous, blocks, text)
         return SummaryResult(text, input_tokens, output_tokens)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..settings import Settings
 from ..strategy_catalog import STRATEGIES
+from .harness_snippets import HARNESS_CODE
 
 # What the seed's code does by itself, for the comments below.
 SEED_STRATEGY = "truncate-drop"
@@ -30,9 +31,9 @@ SEED_PREVIEW = 150
 
 @dataclass(frozen=True)
 class Snippet:
-    language: str  # "typescript" (astorlm) or "python" (the seed's loop, Anthropic's block)
+    language: str  # "typescript" (astorlm), "python", or a harness's own: "toml", "json", "shell"
     code: str
-    kind: str = ""  # "astorlm", "seed" or "anthropic": what the code is for
+    kind: str = ""  # "astorlm", "seed", "anthropic", or "harness" (the product's own configuration)
 
 
 def _threshold(value: float) -> str:
@@ -196,7 +197,11 @@ def compact(messages):
 
 
 def settings_code(settings: Settings) -> list[Snippet]:
-    """The settings as code, one snippet per way of writing them."""
+    """The settings as code, one snippet per way of writing them; a harness's in its product's
+    own configuration (harness_snippets.py)."""
+    if settings.strategy in HARNESS_CODE:
+        language, write = HARNESS_CODE[settings.strategy]
+        return [Snippet(language, write(settings), "harness")]
     if "clear" in STRATEGIES[settings.strategy].levels:  # Anthropic's context editing, as its API takes it
         return [
             Snippet("python", anthropic_block(settings), "anthropic"),

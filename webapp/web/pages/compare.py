@@ -29,6 +29,7 @@ from ..languages import money as format_money
 from ..services import replays
 from ..state import PageState, read_state
 from ..story import outcome_text
+from ...core.engine.pitfalls import TRIGGER_MESSAGES
 
 blueprint = Blueprint("compare", __name__)
 
@@ -109,8 +110,12 @@ def panel_context(view: PageState) -> dict:
         + _("Call %(call)s of %(calls)s", call=view.call, calls=comparison.call_count)
         + " · "
         + title,
+        "families": FAMILIES,
         "columns": [
             {
+                "family": column.family,
+                "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit)},
+                "pitfalls": pitfall_lines(column),
                 "column": column,
                 "label": column_name(name_of(column)),
                 "about": descriptions.get(column.strategy, ""),
@@ -136,6 +141,41 @@ def panel_context(view: PageState) -> dict:
 
 def chart_name(column: Column) -> str:
     return column_name(name_of(column))
+
+
+FAMILIES = (
+    ("textbook", lazy_gettext("The textbook strategies, at the same window, line and KEEP")),
+    ("harness", lazy_gettext("As the production harnesses do it, each at its own defaults")),
+)
+
+
+def pitfall_lines(column: Column) -> list[str]:
+    """A harness column's pitfalls (core/engine/pitfalls.py) in the reader's words: what its
+    product does with this line, then each trap it fell into, with the numbers."""
+    lines = [_(message) % {name: format_number(value) for name, value in values.items()} for message, values in column.result.notices if message in TRIGGER_MESSAGES]
+    loops = column.pitfalls("loop")
+    if loops:
+        first = loops[0]
+        lines.append(_(
+            "Compacts and stays above its line at %(count)s calls, from call %(call)s: the floor (%(floor)s) and what it keeps (%(kept)s) pass the line (%(line)s).",
+            count=len(loops), call=first["call"], floor=format_number(first["floor"]), kept=format_number(first["kept"]), line=format_number(first["line"]),
+        ))
+    small = column.pitfalls("small")
+    if small:
+        least = min(small, key=lambda pitfall: pitfall["percent"])
+        lines.append(_(
+            "%(count)s compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
+            count=len(small), percent=format_number(least["percent"]), call=least["call"],
+        ))
+    cache = column.pitfalls("cache")
+    if cache:
+        lines.append(_(
+            "Its summaries sat before %(tokens)s tokens of unchanged messages: the prompt cache wrote them again.",
+            tokens=format_number(sum(pitfall["tokens"] for pitfall in cache)),
+        ))
+    if column.pitfalls("refused"):
+        lines.append(_("the summary was no smaller than the history: refused, and from now on only old tool output is cut"))
+    return lines
 
 
 def verdict_sentences(comparison: Comparison) -> list[str]:

@@ -39,6 +39,11 @@ EVENTS = {
     "overflow": N_("Gulp: the request is larger than the model's window. The provider rejects it, or silently cuts its oldest part."),
     "invalid_request": N_("An API rejects the request: a tool result no longer follows the message with its call, or a call lost its result."),
     "no_room_for_reply": N_("The request fits, but the reply does not: the provider rejects it or cuts the reply short."),
+    "pitfall": N_(
+        "A trap users of a production harness report, seen at this call: it compacts and stays above its line "
+        "(so it compacts at every call), the compaction saves only a few percent, or its summary sits before "
+        "messages that had not changed, so the prompt cache writes them again."
+    ),
 }
 
 

@@ -39,7 +39,27 @@ def event_text(event: Event) -> str:
             "%(tokens)s + a %(reply)s-token reply > %(window)s", tokens=n(d["tokens"]), reply=n(d["reply_tokens"]), window=n(d["window"])
         ),
     }
+    if event.kind == "pitfall":
+        return pitfall_text(d)
     return texts.get(event.kind, lambda: "")()
+
+
+def pitfall_text(d: dict) -> str:
+    """A harness pitfall (core/engine/pitfalls.py) in the page's words, with its numbers."""
+    n = format_number
+    kind = d.get("kind")
+    if kind == "loop":
+        return _(
+            "still %(after)s tokens after compacting, above the line (%(line)s): the floor (%(floor)s) and what it keeps (%(kept)s) make it compact again at the next call",
+            after=n(d["after"]), line=n(d["line"]), floor=n(d["floor"]), kept=n(d["kept"]),
+        )
+    if kind == "small":
+        return _("this compaction saved only %(saved)s tokens of %(before)s (%(percent)s%%)", saved=n(d["saved"]), before=n(d["before"]), percent=d["percent"])
+    if kind == "cache":
+        return _("the summary sits before %(tokens)s tokens of unchanged messages: the prompt cache writes them again", tokens=n(d["tokens"]))
+    if kind == "refused":
+        return _("the summary was no smaller than the history: refused, and from now on only old tool output is cut")
+    return ""
 
 
 def event_log(result: Replay, number: int, first: int = 1) -> list[dict]:

@@ -1,0 +1,89 @@
+"""The pitfalls users of the production harnesses report, found in a replay and told with their
+numbers (docs/harnesses.md): a floor at or above the line, so the harness compacts at every
+call; a compaction that saves only a few percent; a summary placed before messages that had not
+changed, so the prompt cache writes them again; a trigger the product does not allow.
+
+Only harness strategies are checked: a textbook strategy stops as soon as the request fits, so
+small savings are its design, and its KEEP has notices of its own (replay.CANNOT_FIT).
+"""
+
+from __future__ import annotations
+
+from ..i18n import N_
+from ..settings import Settings
+from ..strategy_catalog import STRATEGIES
+from .compaction import Compaction, Context
+
+# A compaction that takes off less than this share of the request "saves only a few percent".
+SMALL_SAVING = 0.10
+# Below this many tokens a provider caches nothing (cache.py), so nothing is written again.
+CACHE_MINIMUM = 1024
+
+LOOP = N_(
+    "Compacts at every call from call %(call)s: after compacting, the request is still %(after)s tokens, "
+    "above the line (%(line)s). The system prompt and tools (%(floor)s tokens) and what this harness keeps "
+    "(%(kept)s tokens) are more than its line: raise the window or lower what it keeps."
+)
+TRIGGER_LOWERED = N_(
+    "The line is set at %(asked)s%% of the window, but this harness only lets its line be lowered: it "
+    "compacts at %(allowed)s%% (%(tokens)s tokens)."
+)
+TRIGGER_TOO_LOW = N_(
+    "The line is set at %(tokens)s tokens, but this harness refuses a trigger under %(minimum)s tokens: "
+    "the request would be rejected."
+)
+TRIGGER_ABOVE_WINDOW = N_(
+    "This harness's own trigger, %(trigger)s tokens, is beyond this %(window)s-token window: the line is "
+    "drawn at the window, so it compacts only when the request no longer fits."
+)
+RESERVE_ABOVE_WINDOW = N_(
+    "This harness keeps %(reserve)s tokens free below the window, more than this %(window)s-token window "
+    "holds: its line is at the very bottom, and it compacts at every call."
+)
+
+# The notices about a product's trigger, which the comparison repeats in each harness's column.
+TRIGGER_MESSAGES = frozenset({TRIGGER_LOWERED, TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW, RESERVE_ABOVE_WINDOW})
+# Those that mean the product would not run this way at all: never the comparison's advice.
+REFUSED_LINES = frozenset({TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW})
+
+
+def call_pitfalls(compaction: Compaction | None, context: Context) -> list[dict[str, object]]:
+    """The pitfalls of one call's compaction, each as an event's detail (`kind` and numbers)."""
+    if compaction is None or not context.strategy.harness:
+        return []
+    found: list[dict[str, object]] = []
+    line = round(context.settings.limit)
+    if compaction.rejected:
+        found.append({"kind": "refused", "tokens": compaction.tokens_before})
+    if not compaction.changed:
+        return found
+    if compaction.tokens_after > line:
+        floor = round(context.counter.block_tokens(context.floor_units))
+        found.append({"kind": "loop", "after": compaction.tokens_after, "line": line, "floor": floor, "kept": compaction.tokens_after - floor})
+    if compaction.saved_share < SMALL_SAVING:
+        saved = compaction.tokens_before - compaction.tokens_after
+        found.append({"kind": "small", "saved": saved, "before": compaction.tokens_before, "percent": round(100 * compaction.saved_share, 1)})
+    rewritten = round(context.counter.block_tokens(compaction.rewritten))
+    if rewritten >= CACHE_MINIMUM:
+        found.append({"kind": "cache", "tokens": rewritten})
+    return found
+
+
+def trigger_notices(settings: Settings) -> list[tuple[str, dict[str, int]]]:
+    """What the product would do with this line that the setting does not say, once a replay."""
+    strategy = STRATEGIES[settings.strategy]
+    trigger = strategy.trigger
+    if not strategy.harness or trigger is None:
+        return []
+    notices: list[tuple[str, dict[str, int]]] = []
+    default = trigger.share_of(settings.window)
+    if trigger.lower_only and default is not None and settings.threshold > default:
+        values = {"asked": round(settings.threshold * 100), "allowed": round(default * 100), "tokens": round(settings.limit)}
+        notices.append((TRIGGER_LOWERED, values))
+    if trigger.minimum_tokens is not None and settings.limit < trigger.minimum_tokens:
+        notices.append((TRIGGER_TOO_LOW, {"tokens": round(settings.limit), "minimum": trigger.minimum_tokens}))
+    if trigger.tokens is not None and trigger.tokens > settings.window and settings.threshold == default:
+        notices.append((TRIGGER_ABOVE_WINDOW, {"trigger": trigger.tokens, "window": settings.window}))
+    if trigger.reserve is not None and trigger.reserve >= settings.window and settings.threshold == default:
+        notices.append((RESERVE_ABOVE_WINDOW, {"reserve": trigger.reserve, "window": settings.window}))
+    return notices
