@@ -213,7 +213,14 @@ def test_codex_keeps_only_user_messages_within_its_budget_then_the_summary(scena
 # --- Every harness on every real fixture, through the web ------------------------------------
 
 
-REAL = sorted((FIXTURES / "trajectories").glob("*.json")) + sorted((FIXTURES / "transcripts").glob("*.json"))
+# The agents' own session files too, but the two Ollama answers, which are refused by design
+# (a response body is not the conversation: tests/test_session_formats.py).
+SESSIONS = [path for path in sorted((FIXTURES / "sessions").glob("*/*")) if path.suffix != ".md" or "aider" in path.parts[-2]]
+REAL = [
+    *sorted((FIXTURES / "trajectories").glob("*.json")),
+    *sorted((FIXTURES / "transcripts").glob("*.json")),
+    *(path for path in SESSIONS if "response" not in path.name and path.name != "SOURCES.md"),
+]
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda path: path.name)
