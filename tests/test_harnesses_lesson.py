@@ -86,3 +86,15 @@ def test_a_harness_column_opens_the_play_page_at_its_own_line(client):
     assert 'href="/play/harnesses?call=11&amp;strategy=codex-cli"' in page
     play = client.get("/play/harnesses?call=11&strategy=codex-cli").data.decode()
     assert "handoff summary placed after the user messages" in play
+
+
+def test_a_compaction_that_grows_the_request_is_told_as_such_not_as_a_small_saving(comparison):
+    """Claude Code's reserve outweighs this window: at call 2 its summary is bigger than what
+    it replaced. That is its own pitfall; a small saving is never a negative one."""
+    for column in comparison.columns:
+        for pitfall in column.pitfalls("small"):
+            assert pitfall["saved"] >= 0, (column.key, pitfall)
+        for pitfall in column.pitfalls("grew"):
+            compaction = column.call(pitfall["call"]).compaction
+            assert compaction.tokens_after - compaction.tokens_before == pitfall["grew"] > 0
+    assert comparison.column("claude-code").pitfalls("grew")

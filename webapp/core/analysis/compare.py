@@ -77,7 +77,7 @@ class Column:
 
     def pitfalls(self, kind: str) -> list[dict]:
         """The harness pitfalls of this kind found at each call (engine/pitfalls.py), with the
-        call's number: loop, small, cache or refused."""
+        call's number: loop, small, grew, cache or refused."""
         return [
             {"call": call.number, **event.detail}
             for call in self.calls

@@ -61,6 +61,10 @@ def pitfall_words(column: Column) -> str:
     if small:
         least = min(small, key=lambda p: p["percent"])
         words.append(f"{len(small)} compactions saved under 10% (least: {least['percent']}% at call {least['call']})")
+    grew = column.pitfalls("grew")
+    if grew:
+        worst = max(grew, key=lambda p: p["grew"])
+        words.append(f"{len(grew)} compactions made the request bigger (most: +{worst['grew']:,} tokens at call {worst['call']})")
     cache = column.pitfalls("cache")
     if cache:
         words.append(f"summary before unchanged messages: {sum(p['tokens'] for p in cache):,} tokens written to the cache again")

@@ -60,7 +60,9 @@ def call_pitfalls(compaction: Compaction | None, context: Context) -> list[dict[
     if compaction.tokens_after > line:
         floor = round(context.counter.block_tokens(context.floor_units))
         found.append({"kind": "loop", "after": compaction.tokens_after, "line": line, "floor": floor, "kept": compaction.tokens_after - floor})
-    if compaction.saved_share < SMALL_SAVING:
+    if compaction.tokens_after > compaction.tokens_before:  # the summary outweighs what it replaced
+        found.append({"kind": "grew", "grew": compaction.tokens_after - compaction.tokens_before, "before": compaction.tokens_before})
+    elif compaction.saved_share < SMALL_SAVING:
         saved = compaction.tokens_before - compaction.tokens_after
         found.append({"kind": "small", "saved": saved, "before": compaction.tokens_before, "percent": round(100 * compaction.saved_share, 1)})
     rewritten = round(context.counter.block_tokens(compaction.rewritten))

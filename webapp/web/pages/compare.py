@@ -14,7 +14,7 @@ import io
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext
+from flask_babel import lazy_gettext, ngettext
 
 from ...core.analysis.cache import CACHE_MODELS
 from ...core.analysis.compare import Column, Comparison, compare
@@ -166,6 +166,13 @@ def pitfall_lines(column: Column) -> list[str]:
         lines.append(_(
             "%(count)s compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
             count=len(small), percent=format_number(least["percent"]), call=least["call"],
+        ))
+    grew = column.pitfalls("grew")
+    if grew:
+        lines.append(ngettext(
+            "%(num)d compaction made the request bigger (by %(tokens)s tokens at call %(call)s).",
+            "%(num)d compactions made the request bigger (by up to %(tokens)s tokens, at call %(call)s).",
+            len(grew), tokens=format_number(max(pitfall["grew"] for pitfall in grew)), call=max(grew, key=lambda pitfall: pitfall["grew"])["call"],
         ))
     cache = column.pitfalls("cache")
     if cache:

@@ -55,6 +55,8 @@ def pitfall_text(d: dict) -> str:
         )
     if kind == "small":
         return _("this compaction saved only %(saved)s tokens of %(before)s (%(percent)s%%)", saved=n(d["saved"]), before=n(d["before"]), percent=d["percent"])
+    if kind == "grew":
+        return _("this compaction made the request %(grew)s tokens bigger than the %(before)s it started from", grew=n(d["grew"]), before=n(d["before"]))
     if kind == "cache":
         return _("the summary sits before %(tokens)s tokens of unchanged messages: the prompt cache writes them again", tokens=n(d["tokens"]))
     if kind == "refused":
