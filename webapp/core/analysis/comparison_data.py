@@ -60,11 +60,11 @@ def pitfall_words(column: Column) -> str:
     small = column.pitfalls("small")
     if small:
         least = min(small, key=lambda p: p["percent"])
-        words.append(f"{len(small)} compactions saved under 10% (least: {least['percent']}% at call {least['call']})")
+        words.append(f"{_compactions(len(small))} saved under 10% (least: {least['percent']}% at call {least['call']})")
     grew = column.pitfalls("grew")
     if grew:
         worst = max(grew, key=lambda p: p["grew"])
-        words.append(f"{len(grew)} compactions made the request bigger (most: +{worst['grew']:,} tokens at call {worst['call']})")
+        words.append(f"{_compactions(len(grew))} made the request bigger (most: +{worst['grew']:,} tokens at call {worst['call']})")
     cache = column.pitfalls("cache")
     if cache:
         words.append(f"summary before unchanged messages: {sum(p['tokens'] for p in cache):,} tokens written to the cache again")
@@ -155,3 +155,7 @@ def calls_json(column: Column) -> list[dict[str, object]]:
         }
         for item, hit in zip(column.calls, column.hits)
     ]
+
+
+def _compactions(count: int) -> str:
+    return f"{count} compaction" + ("" if count == 1 else "s")
