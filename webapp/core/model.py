@@ -176,6 +176,8 @@ class Origin:
     model: str | None = None
     usage: tuple[RecordedUsage, ...] = ()
     compactions: tuple[RecordedCompaction, ...] = ()
+    # The settings the scenario's defaults took from the file (window, keep_unit).
+    settings_from_file: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

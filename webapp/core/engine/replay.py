@@ -18,7 +18,7 @@ from ..model import Fact, Scenario, ScriptMessage
 from ..settings import Settings
 from .calls import Call, Event, FactStatus, PinStatus, Replay, script_call_names
 from .compaction import Compaction, Context
-from .recorded import recorded_usage, unlogged
+from .recorded import recorded_compactions, recorded_usage, unlogged
 from .strategies import compact
 from .summarizer import OfflineSummarizer, Summarizer
 from ..counting.tokens import Message, get_counter, tool_call_texts
@@ -183,6 +183,7 @@ class _Loop:
             self.provider_floor = scenario.floor_units(counter)
             self.provider_floor += unlogged(scenario, counter, self.provider_floor).units
         self.recorded = recorded_usage(scenario)
+        self.harness = recorded_compactions(scenario)
         # Kept up to date as messages come, and recounted only when compaction changed the
         # history, so that a long chat is not walked again at every call.
         self.provider_units = 0
@@ -285,6 +286,10 @@ class _Loop:
         self.turn += 1
         self.turn_open = True
         tokens = self.context.tokens(self.units)
+        if number in self.harness:  # shown where the harness did it; the replay keeps the history
+            done = self.harness[number]
+            summary = round(self.context.counter.block_tokens(self.context.counter.measure({"role": "user", "content": done.summary})))
+            events.append(Event("recorded_compaction", number, {"trigger": done.trigger, "before": done.tokens_before, "summary": summary}))
         events.append(Event("turn_start", number, {"turn": self.turn, "request": self.request}))
         events.append(Event("model_call", number, {"tokens": tokens, "messages": len(self.history) + 1}))
         alert = self.settings.alert_line

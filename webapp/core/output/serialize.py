@@ -30,10 +30,10 @@ def origin_json(scenario: Scenario, counter: str, say=lambda message: message) -
     origin = scenario.origin
     if origin is None:
         return None
-    notes = [say(message) % {name: f"{value:,}" for name, value in values.items()} for message, values in origin.notes]
+    notes = [say(message) % {name: f"{value:,}" if isinstance(value, int) else value for name, value in values.items()} for message, values in origin.notes]
     read_as = format_named(origin.format)
     notes += [say(note) % {"counter": say(get_counter(counter).label)} for note in read_as.notes]
-    return {"format": origin.format, "label": say(read_as.label), "notes": notes}
+    return {"format": origin.format, "label": say(read_as.label), "notes": notes, "settings_from_file": list(origin.settings_from_file)}
 
 
 def call_json(result: Replay, call: Call) -> dict[str, Any]:
