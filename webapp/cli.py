@@ -22,7 +22,7 @@ from .core.engine.replay import replay
 from .core.engine.calls import Replay
 from .core.inputs.scenarios import ScenarioError
 from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
-from .core.output.serialize import origin_json, replay_json
+from .core.output.serialize import origin_json, recorded_json, replay_json
 from .core.settings import Settings, SettingsError, parse_settings
 from .core.strategy_catalog import STRATEGIES
 
@@ -147,6 +147,7 @@ def _list() -> int:
 
 def table(result: Replay, layers: bool = False) -> str:
     s = result.settings
+    recorded = recorded_json(result)
     lines = [
         f"{result.scenario.text('title')} · strategy {s.strategy} · window {s.window:,}"
         + (f" · model's window {s.model_window:,}" if s.model_window else "")
@@ -155,18 +156,37 @@ def table(result: Replay, layers: bool = False) -> str:
         + (f" · {clearing_words(s)}" if STRATEGIES[s.strategy].options else "")
         + pinned_words(result.scenario, s),
         f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<58} {'sent so far':>11}"
+        + (f" {'recorded':>9}" if recorded else "")
         + ("".join(f" {MANUAL_KEYS[layer]:>8}" for layer in REQUEST_LAYERS) if layers else ""),
     ]
     for call in result.calls:
         lines.append(
             f"{call.number:>4} {call.request_number:>3} {call.tokens:>7,} {call.tokens / s.real_window:>6.0%}  "
-            f"{describe_compaction(call)[:58]:<58} {call.sent_total:>11,}" + (layer_columns(result, call) if layers else "")
+            f"{describe_compaction(call)[:58]:<58} {call.sent_total:>11,}"
+            + (f" {f'{call.recorded.input_tokens:,}' if call.recorded else '-':>9}" if recorded else "")
+            + (layer_columns(result, call) if layers else "")
         )
     if layers:
         budget = result.scenario.budget.tokens(s.real_window)
         lines.append(f"{'budget':>95}" + "".join(f" {budget[layer]:>8,}" for layer in REQUEST_LAYERS))
+    lines += recorded_lines(recorded)
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(read_as_lines(result.scenario, s.counter) + lines)
+
+
+def recorded_lines(recorded: dict | None) -> list[str]:
+    """What the recorded usage says of the counts: the floor's unlogged part and the ratio."""
+    if recorded is None:
+        return []
+    lines = [f"recorded: the usage the session recorded, at {recorded['recorded_calls']} calls; median counted - recorded: {recorded['median_difference']:+,}"]
+    if recorded["unlogged_tokens"]:
+        lines.append(f"not in the log: {recorded['unlogged_tokens']:,} tokens, from the usage recorded at call {recorded['measured_at_call']} (part of the floor)")
+    if recorded["ratio"] is not None:
+        lines.append(
+            f"the provider counted {recorded['ratio']:.2f} tokens per token counted here as the request grew "
+            f"(fit on {recorded['fit_calls']} calls, off by {recorded['error']:.1%} a call); not applied to the counts"
+        )
+    return lines
 
 
 def layer_columns(result: Replay, call) -> str:

@@ -143,16 +143,41 @@ class ScriptMessage:
 
 
 @dataclass(frozen=True)
+class RecordedUsage:
+    """What the provider counted for one model call, as the session recorded it."""
+
+    call: int  # 1 for the transcript's first assistant message, 2 for the next…
+    input_tokens: int  # the request as the provider counted it, cached tokens included
+    output_tokens: int | None = None
+    cached_tokens: int | None = None  # of input_tokens, read from the provider's cache
+    source: str = ""  # where in the input ("line 12")
+
+
+@dataclass(frozen=True)
+class RecordedCompaction:
+    """A compaction the harness itself did, as its log recorded it."""
+
+    before_call: int  # the first call sent after it (numbered as RecordedUsage.call)
+    summary: str  # what replaced the history ("" when the log keeps it encrypted or empty)
+    trigger: str | None = None  # "manual" or "auto", when the log says
+    tokens_before: int | None = None  # the harness's own count of the history it replaced
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where a transcript came from: its format, and what reading it rewrote, as (catalog
     message, numbers) for the web to say in the reader's language."""
 
     format: str
     notes: tuple[tuple[str, dict[str, int]], ...] = ()
-    # What the session recorded (formats.common: the model, RecordedUsage, RecordedCompaction).
+    # What the session recorded: the model it named, the provider's count of each call, and
+    # the compactions the harness did (docs/transcripts.md, "Recorded usage").
     model: str | None = None
-    usage: tuple = ()
-    compactions: tuple = ()
+    usage: tuple[RecordedUsage, ...] = ()
+    compactions: tuple[RecordedCompaction, ...] = ()
+    # The settings the scenario's defaults took from the file (window, keep_unit).
+    settings_from_file: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

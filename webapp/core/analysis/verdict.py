@@ -92,10 +92,7 @@ def verdict_notices(comparison: Comparison) -> list[list[Notice]]:
     verdict = comparison.verdict
     lines: list[list[Notice]] = []
     if verdict.winner is None:
-        lines.append([(
-            N_("No strategy is safe at these settings: each one overflows, loses a critical fact, leaves the reply no room or sends a request an API would refuse."),
-            {},
-        )])
+        lines.append([(N_("No strategy is safe at these settings."), {}), *why_none(comparison)])
     else:
         winner = comparison.column(verdict.winner)
         line: list[Notice] = [(
@@ -130,6 +127,27 @@ FAULTS = {
     "lost": N_("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed."),
     "invalid": N_("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s)."),
 }
+
+
+# Why no strategy is safe: each kind of fault, with the strategies that have it.
+FAULT_KINDS = {
+    "overflow": N_("Overflowing the window: %(names)s."),
+    "no_room": N_("Leaving the reply no room: %(names)s."),
+    "lost": N_("Losing a critical fact: %(names)s."),
+    "invalid": N_("Sending requests an API would refuse: %(names)s."),
+    "by_luck": N_("Valid here by luck only, since it may separate a tool call from its result: %(names)s."),
+}
+
+
+def why_none(comparison: Comparison) -> list[Notice]:
+    """Each kind of fault the strategies have, naming the strategies that have it."""
+    faults = comparison.verdict.faults
+    notices = []
+    for kind, message in FAULT_KINDS.items():
+        names = tuple(name_of(column) for column in comparison.columns if any(found == kind for found, _ in faults.get(column.key, [])))
+        if names:
+            notices.append((message, {"names": names}))
+    return notices
 
 
 def fault_notice(name: Name, kind: str, details: dict) -> Notice:

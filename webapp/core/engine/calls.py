@@ -10,10 +10,11 @@ from functools import wraps
 from typing import Any, Callable, TypeVar
 
 from ..counting.tokens import Message, call_names, get_counter
-from ..model import Fact, Scenario
+from ..model import Fact, RecordedUsage, Scenario
 from ..settings import Settings
 from .history import Block
 from .compaction import Compaction
+from .recorded import Unlogged
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class Call:
     provider_tokens: int = 0
     # Every pinned message that has entered the history by this call, checked.
     pinned: tuple[PinStatus, ...] = ()
+    # What the provider counted for this call, when the session recorded it (recorded.py).
+    recorded: RecordedUsage | None = None
 
     @property
     def valid(self) -> bool:
@@ -97,6 +100,8 @@ class Replay:
     floor_tokens: float
     calls: list[Call]
     warnings: list[str]
+    # The floor's part the log does not hold, included in floor_units (recorded.Unlogged).
+    unlogged: Unlogged = field(default_factory=Unlogged)
     # The same warnings as (message, numbers), so the web can say them in the reader's language.
     notices: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     # What views derive from the whole replay, by the function that derives it (`per_replay`):

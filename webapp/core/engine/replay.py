@@ -19,6 +19,7 @@ from ..settings import Settings
 from .calls import Call, Event, FactStatus, PinStatus, Replay, script_call_names
 from .compaction import Compaction, Context
 from .pitfalls import LOOP, call_pitfalls, trigger_notices
+from .recorded import recorded_compactions, recorded_usage, unlogged
 from .strategies import compact
 from .summarizer import OfflineSummarizer, Summarizer
 from ..counting.tokens import Message, get_counter, tool_call_texts
@@ -114,6 +115,9 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
     settings = settings or scenario.settings
     counter = get_counter(settings.counter).with_call_names(script_call_names(scenario))
     floor_units = scenario.floor_units(counter)
+    # What the log does not hold (system prompt, tool definitions) joins the floor (recorded.py).
+    missing = unlogged(scenario, counter, floor_units)
+    floor_units += missing.units
     digests = {}
     request = 0
     for item in scenario.script:
@@ -146,6 +150,7 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         floor_units=floor_units,
         floor_tokens=counter.block_tokens(floor_units),
         calls=loop.calls,
+        unlogged=missing,
         warnings=[message % {name: f"{value:,}" for name, value in values.items()} for message, values in loop.notices],
         notices=loop.notices,
     )
@@ -175,7 +180,12 @@ class _Loop:
         if counter.name == "estimate":
             counter = get_counter(PROVIDER_COUNTER).with_call_names(script_call_names(scenario))
         self.provider = counter
-        self.provider_floor = scenario.floor_units(self.provider)
+        self.provider_floor = context.floor_units
+        if counter is not context.counter:
+            self.provider_floor = scenario.floor_units(counter)
+            self.provider_floor += unlogged(scenario, counter, self.provider_floor).units
+        self.recorded = recorded_usage(scenario)
+        self.harness = recorded_compactions(scenario)
         # Kept up to date as messages come, and recounted only when compaction changed the
         # history, so that a long chat is not walked again at every call.
         self.provider_units = 0
@@ -278,6 +288,10 @@ class _Loop:
         self.turn += 1
         self.turn_open = True
         tokens = self.context.tokens(self.units)
+        if number in self.harness:  # shown where the harness did it; the replay keeps the history
+            done = self.harness[number]
+            summary = round(self.context.counter.block_tokens(self.context.counter.measure({"role": "user", "content": done.summary})))
+            events.append(Event("recorded_compaction", number, {"trigger": done.trigger, "before": done.tokens_before, "summary": summary}))
         events.append(Event("turn_start", number, {"turn": self.turn, "request": self.request}))
         events.append(Event("model_call", number, {"tokens": tokens, "messages": len(self.history) + 1}))
         alert = self.settings.alert_line
@@ -316,6 +330,7 @@ class _Loop:
                 no_room_for_reply=no_room,
                 provider_tokens=provider_tokens,
                 pinned=self._pin_statuses(),
+                recorded=self.recorded.get(number),
             )
         )
         if reply is not None:

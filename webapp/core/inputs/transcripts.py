@@ -11,6 +11,7 @@ from ..engine.history import tool_pair_problems
 from ..engine.replay import replay
 from ..i18n import N_
 from ..model import Origin, Scenario, ScriptMessage
+from ..counting.windows import model_window
 from ..settings import Settings
 from .formats import FormatError, detect, import_transcript
 from .formats.common import JsonLines, PlainText, message_layer, parse_text, relocate
@@ -33,16 +34,24 @@ SMALL_CHAT = N_(
     "A chat this small never reaches the red line of the usual %(usual)s-token window: this one "
     "starts with a %(window)s-token window, so that the hammer falls. Change it in the settings."
 )
+WINDOW_FROM_MODEL = N_(
+    "Window: %(window)s tokens, the context window of %(model)s, the model the file names "
+    "(from %(source)s). Change it in the settings."
+)
+KEEP_IN_TOOL_RESULTS = N_(
+    "KEEP counts tool results: KEEP in requests covers a session of one or two requests whole "
+    "(this one has %(count)s), so nothing could be compacted."
+)
 WINDOW_STEP = 50  # a small chat's window is a multiple of this, a number a person would type
 
 
 def small_chat_window(scenario: Scenario) -> int | None:
     """For a chat that never crosses the red line of the default window (a chat pasted by
     hand), the largest window, a multiple of WINDOW_STEP, at which the hammer falls at least
-    once with every request fitting and no overflow; None when the default window already
+    once with every request fitting and no overflow (the scenario's other settings kept); None when its window already
     compacts or no window does (a chat of one or two requests is all KEEP). It is found from
     the chat's size: no window above its largest request over the red line compacts."""
-    default = Settings()
+    default = scenario.settings
     calls = replay(scenario, default).calls
     if any(call.compaction is not None for call in calls):
         return None
@@ -105,11 +114,33 @@ def parse_transcript(
         tools_field=imported.tools_field,
         origin=Origin(imported.format, tuple(notes), imported.model, imported.usage, imported.compactions),
     )
-    window = small_chat_window(scenario)
-    if window is None:
+    return with_file_settings(scenario, notes)
+
+
+def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
+    """The scenario with its own default settings taken from the file, each said in a note:
+    the window of the model it names (counting/windows.py), KEEP in tool results for a
+    session of one or two requests, else for a small chat a window where the hammer falls."""
+    updates, from_file = {}, []
+    named = model_window(scenario.origin.model)
+    if named is not None:
+        updates["window"] = named.window
+        from_file.append("window")
+        notes.append((WINDOW_FROM_MODEL, {"window": named.window, "model": scenario.origin.model, "source": named.source}))
+    requests = sum(1 for item in scenario.script if item.role == "user")
+    if scenario.kind == "transcript" and requests <= 2 and any(item.role == "tool" for item in scenario.script):
+        updates["keep_unit"] = "tool_results"
+        from_file.append("keep_unit")
+        notes.append((KEEP_IN_TOOL_RESULTS, {"count": requests}))
+    if named is None:
+        window = small_chat_window(replace(scenario, settings=Settings(**updates)))
+        if window is not None:
+            updates["window"] = window
+            notes.append((SMALL_CHAT, {"usual": Settings().window, "window": window}))
+    if not updates:
         return scenario
-    notes.append((SMALL_CHAT, {"usual": Settings().window, "window": window}))
-    return replace(scenario, settings=Settings(window=window), origin=replace(scenario.origin, notes=tuple(notes)))
+    origin = replace(scenario.origin, notes=tuple(notes), settings_from_file=tuple(from_file))
+    return replace(scenario, settings=Settings(**updates), origin=origin)
 
 
 def _label(raw) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any
 from ..analysis.layers import request_layers
 from ..analysis.metrics import call_metrics, replay_hits
 from ..analysis.pricing import Pricing
+from ..analysis.usage import usage_fit
 from ..engine.calls import Call, Replay
 from ..model import Scenario
 from ..counting.tokens import estimated, get_counter
@@ -29,10 +30,10 @@ def origin_json(scenario: Scenario, counter: str, say=lambda message: message) -
     origin = scenario.origin
     if origin is None:
         return None
-    notes = [say(message) % {name: f"{value:,}" for name, value in values.items()} for message, values in origin.notes]
+    notes = [say(message) % {name: f"{value:,}" if isinstance(value, int) else value for name, value in values.items()} for message, values in origin.notes]
     read_as = format_named(origin.format)
     notes += [say(note) % {"counter": say(get_counter(counter).label)} for note in read_as.notes]
-    return {"format": origin.format, "label": say(read_as.label), "notes": notes}
+    return {"format": origin.format, "label": say(read_as.label), "notes": notes, "settings_from_file": list(origin.settings_from_file)}
 
 
 def call_json(result: Replay, call: Call) -> dict[str, Any]:
@@ -72,6 +73,8 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         "valid": call.valid,
         "problems": list(call.problems),
         "no_room_for_reply": call.no_room_for_reply,
+        # What the provider counted for this call, when the session recorded it.
+        "recorded": asdict(call.recorded) if call.recorded else None,
         "facts": [
             {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed}
             for f in call.facts
@@ -94,6 +97,17 @@ def applied_edits(call: Call) -> list[dict[str, Any]]:
     ]
 
 
+def recorded_json(result: Replay) -> dict[str, Any] | None:
+    """The recorded usage against the counts: the floor's part the log does not hold (in the
+    counter's tokens, and the call it was measured at) and the ratio fit on the recorded calls
+    (analysis/usage.py). None when the session recorded no usage."""
+    fit = usage_fit(result)
+    if fit is None:
+        return None
+    unlogged = result.unlogged
+    return {"unlogged_tokens": unlogged.tokens, "measured_at_call": unlogged.at, **asdict(fit)}
+
+
 def replay_json(result: Replay) -> dict[str, Any]:
     """The whole replay, each call with the manual's metrics at the default prices (the
     command line's `replay --json`)."""
@@ -105,6 +119,7 @@ def replay_json(result: Replay) -> dict[str, Any]:
         "read_as": origin_json(result.scenario, result.settings.counter),
         "settings": result.settings.model_dump(),
         "floor_tokens": round(result.floor_tokens, 2),
+        "recorded_usage": recorded_json(result),
         "tools": result.scenario.tools,
         "warnings": result.warnings,
         "calls": [

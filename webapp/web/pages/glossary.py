@@ -36,6 +36,10 @@ EVENTS = {
     "pinned_kept": N_(
         "Compaction stopped above where it aims: what was left to cut was pinned, and no strategy touches a pinned message."
     ),
+    "recorded_compaction": N_(
+        "The harness that wrote the session compacted its history before this call, as its log records: its own "
+        "count of what it replaced, and the summary that took its place. The replay itself keeps the whole history."
+    ),
     "overflow": N_("Gulp: the request is larger than the model's window. The provider rejects it, or silently cuts its oldest part."),
     "invalid_request": N_("An API rejects the request: a tool result no longer follows the message with its call, or a call lost its result."),
     "no_room_for_reply": N_("The request fits, but the reply does not: the provider rejects it or cuts the reply short."),

@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 from ...i18n import N_
-from .common import Format, FormatError, Imported, Message, PlainText, RecordedUsage, call_number
+from ...model import RecordedUsage
+from .common import Format, FormatError, Imported, Message, PlainText, call_number
 
 SESSION_START = "# aider chat started at"
 USER_LINE = "#### "

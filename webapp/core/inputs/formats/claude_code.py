@@ -12,8 +12,9 @@ from typing import Any
 
 from ...i18n import N_
 from .anthropic_messages import BLOCK_NOTES, NO_CLAUDE_TOKENIZER, assistant_blocks, user_blocks
+from ...model import RecordedCompaction, RecordedUsage
 from .common import (
-    Check, Format, FormatError, Imported, JsonLines, Message, RecordedCompaction, RecordedUsage, call_number, record_objects, said,
+    Check, Format, FormatError, Imported, JsonLines, Message, call_number, record_objects, said,
     settle_calls,
 )
 

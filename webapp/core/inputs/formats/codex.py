@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 from ...i18n import N_
+from ...model import RecordedCompaction, RecordedUsage
 from .common import (
-    Check, Format, FormatError, Imported, JsonLines, Message, RecordedCompaction, RecordedUsage, call_number, record_objects, said,
+    Check, Format, FormatError, Imported, JsonLines, Message, call_number, record_objects, said,
     settle_calls,
 )
 from .openai_responses import REWRITTEN, read_item

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...i18n import N_
+from ...model import RecordedCompaction, RecordedUsage
 
 Message = dict[str, Any]
 Problems = list[tuple[str, str]]
@@ -45,28 +46,6 @@ class FormatError(ValueError):
     def __init__(self, problems: Problems):
         self.problems = problems
         super().__init__("; ".join(f"{where}: {what}" if where else what for where, what in problems))
-
-
-@dataclass(frozen=True)
-class RecordedUsage:
-    """What the provider counted for one model call, as the session recorded it."""
-
-    call: int  # 1 for the transcript's first assistant message, 2 for the next…
-    input_tokens: int  # the request as the provider counted it, cached tokens included
-    output_tokens: int | None = None
-    cached_tokens: int | None = None  # of input_tokens, read from the provider's cache
-    source: str = ""  # where in the input ("line 12")
-
-
-@dataclass(frozen=True)
-class RecordedCompaction:
-    """A compaction the harness itself did, as its log recorded it."""
-
-    before_call: int  # the first call sent after it (numbered as RecordedUsage.call)
-    summary: str  # what replaced the history ("" when the log keeps it encrypted or empty)
-    trigger: str | None = None  # "manual" or "auto", when the log says
-    tokens_before: int | None = None  # the harness's own count of the history it replaced
-    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 from ...i18n import N_
-from .common import Check, Format, FormatError, Imported, JsonLines, Message, RecordedUsage, call_number, record_objects, said
+from ...model import RecordedUsage
+from .common import Check, Format, FormatError, Imported, JsonLines, Message, call_number, record_objects, said
 from .gemini_api import CallIds, read_parts, response_text
 
 NOTES = {

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...i18n import N_
+from ...model import RecordedCompaction, RecordedUsage
 from .common import (
-    Check, Format, FormatError, Imported, JsonLines, Message, RecordedCompaction, RecordedUsage, call_number, said, settle_calls,
+    Check, Format, FormatError, Imported, JsonLines, Message, call_number, said, settle_calls,
 )
 
 NOTES = {

@@ -19,7 +19,7 @@ from flask_babel import gettext as _
 from ....core.analysis.layers import LayerUse
 from ....core.analysis.pricing import bill as priced
 from ....core.engine.calls import Call, Replay
-from ....core.output.serialize import call_json, origin_json, request_body
+from ....core.output.serialize import call_json, origin_json, recorded_json, request_body
 from ....core.output.snippets import settings_code
 from ....core.drawing.layers import bands
 from ...htmx import CameFrom, Fragments, fragment_page, is_htmx
@@ -118,6 +118,7 @@ def page_json(scenario_id: str):
             "price_per_million": view.price,
             "cost": round(data.cost, 6),
             "floor_tokens": round(result.floor_tokens, 2),
+            "recorded_usage": recorded_json(result),
             "read_as": data.read_as,
             "warnings": result.warnings,
             # What the page says at this call: the author's narration, or the generated explanation.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ....core.analysis.usage import UsageFit, usage_fit
 from ....core.engine.calls import Replay, per_replay
 
 if TYPE_CHECKING:
@@ -23,6 +24,10 @@ class Bill:
     bars: list[tuple[int, int]]  # (call, what SENT grew by) for every call
     bar_max: int
     summarizer_output: int
+    recorded: int | None = None  # what the provider counted for this call, when recorded
+    unlogged: int = 0  # the floor's part the log does not hold
+    unlogged_at: int | None = None  # the call it was measured at
+    fit: UsageFit | None = None
 
     @property
     def slot(self) -> float:
@@ -57,4 +62,8 @@ def bill(data: PlayData) -> Bill:
         bars=bars,
         bar_max=max((amount for _, amount in bars), default=1) or 1,
         summarizer_output=call.summarizer_output_total,
+        recorded=call.recorded.input_tokens if call.recorded else None,
+        unlogged=result.unlogged.tokens,
+        unlogged_at=result.unlogged.at,
+        fit=usage_fit(result),
     )

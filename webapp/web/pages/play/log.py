@@ -19,6 +19,10 @@ def event_text(event: Event) -> str:
     texts = {
         "user_message": lambda: _("request %(request)s enters the history", request=d.get("request")),
         "compact": lambda: _("%(before)s → %(after)s tokens", before=n(d["before"]), after=n(d["after"])),
+        "recorded_compaction": lambda: _(
+            "the harness compacted here, as its log records: %(before)s → a %(summary)s-token summary; the replay keeps the whole history",
+            before=n(d["before"]) if d.get("before") else "?", summary=n(d["summary"]),
+        ),
         "turn_start": lambda: _("request %(request)s, turn %(turn)s", request=d.get("request"), turn=d.get("turn")),
         "model_call": lambda: _("%(tokens)s tokens in %(messages)s messages", tokens=n(d["tokens"]), messages=d["messages"]),
         "tool_call": lambda: d.get("name", ""),

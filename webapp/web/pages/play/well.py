@@ -34,8 +34,11 @@ def draw(
     # The catalog and number format looked up once: a well has up to hundreds of words to say.
     _ = get_translations().gettext
     tokens = whole_numbers()
+    floor = _("floor: system prompt + tools")
+    if replay.unlogged.tokens:  # the part the log does not hold, measured from the recorded usage
+        floor = _("floor: %(tokens)s tokens not in the log, from the usage recorded at call %(call)s") % {"tokens": tokens(replay.unlogged.tokens), "call": replay.unlogged.at}
     for shape in well.shapes:
-        shape.label = block_label(shape.block, names, _) if shape.block else _("floor: system prompt + tools")
+        shape.label = block_label(shape.block, names, _) if shape.block else floor
         shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
         shape.words = split_label(shape.label, shape.short)
         shape.name = accessible_name(shape, _, tokens)
