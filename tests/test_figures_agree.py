@@ -136,7 +136,9 @@ def test_a_pasted_small_chat_gets_a_window_where_the_hammer_falls_and_says_so(cl
     def compacts(query: str) -> bool:
         data = client.get(compare + query).get_json()
         assert data["settings"]["window"] == (8000 if query else scenario.settings.window)
-        return any(call["compacted"] for strategy in data["strategies"] for call in strategy["calls"])
+        # The textbook strategies at the page's line; a harness keeps its own (Claude Code's
+        # reserve is larger than these windows, so it compacts at every call whatever the size).
+        return any(call["compacted"] for strategy in data["strategies"] if strategy["family"] == "textbook" for call in strategy["calls"])
 
     assert compacts("") and not compacts("?window=8000")
 
