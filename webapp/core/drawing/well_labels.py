@@ -16,29 +16,36 @@ def importance(item) -> tuple:
     return (1 if item.orphan or item.state in {"summary", "truncated", "cleared"} else 2, -item.height)
 
 
+def labelled(items: list, capacity: int) -> list:
+    """The items that get a label in a column of `capacity` lines, each taking its `lines`.
+    A crowded column first leaves the smallest plain blocks unlabelled, then writes the notes
+    of what the hammer did on no line of their own (they stay in the block's name and the table
+    view), least telling first, and only then leaves out more. The others get label_y None."""
+    kept = sorted(items, key=importance)  # most telling first
+    lines = sum(item.lines for item in kept)
+    while lines > capacity and kept and importance(kept[-1])[0] == 2:
+        lines -= kept.pop().lines
+    for item in reversed(kept):
+        if lines <= capacity:
+            break
+        lines -= item.lines - 1
+        item.lines = 1
+    while lines > capacity:
+        lines -= kept.pop().lines
+    chosen = set(map(id, kept))
+    for item in items:
+        if id(item) not in chosen:
+            item.label_y = None
+    return [item for item in items if id(item) in chosen]
+
+
 def place_labels(items: list, top: float, bottom: float, gap: float = LABEL_GAP) -> int:
     """Put each label next to its item's anchor (a Shape, a Trace or a Mark), then push labels apart so none
     overlap; a label of several lines (`lines`) takes that many, its first beside the anchor.
-    When there are more lines than the column holds, the smallest plain blocks go unlabelled
-    (label_y None); returns how many."""
-    capacity = int((bottom - top) / gap) + 1
+    When there are more lines than the column holds, the least telling go unlabelled (label_y
+    None, `labelled`); returns how many."""
     total = len(items)
-    # A crowded column first writes labels on one line, least telling first (their notes stay
-    # in the block's name and the table view), and only then leaves blocks unlabelled.
-    for item in sorted((item for item in items if item.lines > 1), key=importance, reverse=True):
-        if sum(each.lines for each in items) <= capacity:
-            break
-        item.lines = 1
-    if sum(item.lines for item in items) > capacity:
-        chosen, room = set(), capacity
-        for item in sorted(items, key=importance):
-            if item.lines <= room:
-                chosen.add(id(item))
-                room -= item.lines
-        for item in items:
-            if id(item) not in chosen:
-                item.label_y = None
-        items = [item for item in items if id(item) in chosen]
+    items = labelled(items, int((bottom - top) / gap) + 1)
     ordered = sorted(items, key=lambda item: -item.anchor)  # bottom first
     position = bottom  # the lowest a label's last line may sit
     for item in ordered:
