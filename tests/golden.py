@@ -65,6 +65,30 @@ def request(client, url: str, headers: dict[str, str] | None = None) -> dict:
     return {"status": answer.status_code, "headers": kept, "bytes": len(body), "sha256": hashlib.sha256(body).hexdigest(), "body": body}
 
 
+def lessons(client) -> list[str]:
+    """The ids of the lessons the home page lists."""
+    return sorted(set(re.findall(r'href="/play/([a-z0-9-]+)"', client.get("/").text)))
+
+
+def key_calls(client, scenario: str) -> list[int]:
+    """A lesson's calls worth looking at, read from its JSON twin: the first and the last, and
+    each where compaction changes the request, the request overflows or is rejected, or the
+    lesson tells a story; a long lesson keeps its first, last and an even spread of the rest."""
+    calls = client.get(f"/play/{scenario}.json").get_json()["calls"]
+    key = {1, calls}
+    for number in range(1, calls + 1):
+        data = client.get(f"/play/{scenario}.json?call={number}").get_json()
+        current = data["current"]
+        if (current["compaction"] and current["compaction"]["tokens_after"] != current["compaction"]["tokens_before"]) or current["overflow"] or not current["valid"]:
+            key.add(number)
+        if data["story"].get("author"):
+            key.add(number)
+    key = sorted(key)
+    if len(key) > 8:  # long lessons: their first, last and an even spread of the rest
+        key = sorted({key[0], key[-1], *key[:: max(1, len(key) // 6)]})
+    return key
+
+
 def choose(client) -> list[dict]:
     """The URLs worth keeping an eye on, each as {url, send: the request headers}."""
     chosen: list[dict] = []
@@ -72,26 +96,14 @@ def choose(client) -> list[dict]:
     def add(url: str, **headers: str) -> None:
         chosen.append({"url": url, "send": headers})
 
-    scenarios = sorted(set(re.findall(r'href="/play/([a-z0-9-]+)"', client.get("/").text)))
+    scenarios = lessons(client)
     menu = re.search(r'<select[^>]*name="strategy".*?</select>', client.get("/play/bike-shop").text, re.S).group(0)
     strategies = list(dict.fromkeys(re.findall(r'<option value="([a-z-]+)"', menu)))
     for page in ("/", "/glossary", "/transcripts/new", "/favicon.ico"):
         for lang in LANGS:
             add(f"{page}?lang={lang}")
     for scenario in scenarios:
-        first = client.get(f"/play/{scenario}.json").get_json()
-        calls = first["calls"]
-        key = {1, calls}
-        for number in range(1, calls + 1):
-            data = client.get(f"/play/{scenario}.json?call={number}").get_json()
-            current = data["current"]
-            if (current["compaction"] and current["compaction"]["tokens_after"] != current["compaction"]["tokens_before"]) or current["overflow"] or not current["valid"]:
-                key.add(number)
-            if data["story"].get("author"):
-                key.add(number)
-        key = sorted(key)
-        if len(key) > 8:  # long lessons: their first, last and an even spread of the rest
-            key = sorted({key[0], key[-1], *key[:: max(1, len(key) // 6)]})
+        key = key_calls(client, scenario)
         for number in key:
             for lang in LANGS:
                 add(f"/play/{scenario}?call={number}&lang={lang}")

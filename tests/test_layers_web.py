@@ -190,7 +190,7 @@ def test_the_retrieval_lesson_draws_its_layers_and_its_pinned_rule(client):
     page = text(client.get("/play/workshop-manuals?call=8&block=m3"))
     # retrieved pages are their layer, in words, and take the manual's name on a phone
     assert '<a id="block-m6" class="retrieval truncated" href="?call=8&amp;block=m6"><title>retrieved documents, 54 tokens, truncated to a note (was 266 tokens), outside KEEP</title>' in page
-    assert '<tspan class="cut">✂ <tspan class="long">retrieved documents</tspan><tspan class="short">rag</tspan></tspan> <tspan class="amount">54 ← 266</tspan>' in page
+    assert '<tspan class="cut">✂ <tspan class="long">retrieved documents</tspan><tspan class="short">rag</tspan></tspan><tspan class="amount note" x="12" dy="19">54 ← 266</tspan>' in page
     # the scenario pins the safety rule: marked, named so, and unpinned with -m3
     assert re.search(r'<a id="block-m3" class="user pinned selected"[^>]*><title>user, 45 tokens, kept as sent, outside KEEP, pinned</title>', page)
     words, href = pin_link(page)

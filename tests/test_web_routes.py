@@ -480,7 +480,8 @@ def test_the_well_is_sent_without_indentation_but_its_words_keep_their_spaces(cl
     page = text(client.get("/play/bike-shop?call=5"))
     well = page[page.index('<svg class="well'): page.index("</svg>", page.index('<svg class="well'))]
     assert not re.search(r">\s*\n\s*<", well) and not re.search(r">  +<", well)
-    assert '<tspan class="long">tool result: </tspan>get_order</tspan> <tspan class="amount">72 ← 3,428</tspan>' in well
+    assert '<tspan class="long">tool result: </tspan>get_order</tspan><tspan class="amount note" x="12" dy="19">72 ← 3,428</tspan>' in well
+    assert '<tspan class="long">assistant </tspan>→ get_order <tspan class="amount">53</tspan>' in well
 
 
 @pytest.mark.parametrize("scenario_id", ["bike-shop", "transcript"])

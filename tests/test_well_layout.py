@@ -15,7 +15,7 @@ from webapp.core.engine.replay import replay
 from webapp.core.drawing.block_versions import first_version, latest_version, tool_names
 from webapp.core.drawing.well import layout
 from webapp.core.drawing.well_labels import place_labels
-from webapp.core.drawing.well_parts import BOTTOM, LABEL_GAP, NORMAL, PROJECTOR, TOP, Mark, Shape
+from webapp.core.drawing.well_parts import BOTTOM, HAMMER_BESIDE_KEEP, HAMMER_HALF, LABEL_GAP, NORMAL, PROJECTOR, TOP, Mark, Shape
 from webapp.core.drawing.well_scale import HEADROOM, ZOOM_BELOW, nice_ceiling, scale_of, zoom_range
 
 BIKE = open_scenario("bike-shop")
@@ -111,6 +111,58 @@ def test_placed_labels_stay_in_bounds_apart_and_in_order(boxes):
     ys = [shape.label_y for shape in sorted(placed, key=lambda shape: -shape.mid)]
     assert all(8 - 1e-9 <= y <= 530 + 1e-9 for y in ys)
     assert all(a - b >= LABEL_GAP - 1e-9 for a, b in zip(ys, ys[1:]))  # bottom-up, never closer
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 500), st.floats(0.1, 40), st.integers(0, 2)), max_size=40))
+def test_labels_of_several_lines_keep_every_line_in_bounds_and_apart(boxes):
+    # a plain block's label is one line; a cut one's has a line for its note, or two
+    shapes = [Shape(f"m{i}", "tool", "truncated" if notes else "original", 1, False, y, h, lines=1 + notes) for i, (y, h, notes) in enumerate(boxes)]
+    asked = {shape.id: shape.lines for shape in shapes}
+    place_labels(shapes, top=8, bottom=440)
+    placed = sorted((shape for shape in shapes if shape.label_y is not None), key=lambda shape: shape.label_y)
+    # each label's lines, from its first to its last, in the column and clear of the next label
+    for shape in placed:
+        assert 8 - 1e-9 <= shape.label_y and shape.label_y + (shape.lines - 1) * LABEL_GAP <= 440 + 1e-9
+    for above, below in zip(placed, placed[1:]):
+        assert below.label_y - above.label_y >= above.lines * LABEL_GAP - 1e-9
+    # a crowded column leaves plain blocks unlabelled before it puts notes on no line of their
+    # own, and does that before it leaves out a cut block's label
+    if any(shape.lines < asked[shape.id] for shape in shapes):
+        assert all(shape.label_y is None for shape in shapes if shape.state == "original")
+    if any(shape.label_y is None for shape in shapes if shape.state == "truncated"):
+        assert all(shape.lines == 1 for shape in shapes)
+    assert all(1 <= shape.lines <= asked[shape.id] for shape in shapes)
+
+
+def test_what_the_hammer_did_is_a_line_of_its_own_under_the_label():
+    result = run(BIKE)
+    well = layout(result, 5)
+    cut = next(shape for shape in well.shapes if shape.state == "truncated")
+    assert cut.lines == 2 and cut.was > cut.tokens
+    tool_pairs = open_scenario("tool-pairs")
+    well = layout(replay(tool_pairs, tool_pairs.settings), 5)
+    orphans = [shape for shape in well.shapes if shape.orphan]
+    assert orphans and all(shape.lines == 2 for shape in orphans)
+    assert well.traces and all(trace.lines == 2 and trace.label_y is not None for trace in well.traces)
+
+
+@pytest.mark.parametrize("lesson", ["bike-shop", "tool-pairs", "receipt", "summary-forgets", "long-haul", "coding-agent"])
+@pytest.mark.parametrize("size", [NORMAL, PROJECTOR])
+def test_the_hammer_never_rests_on_the_keep_bracket(lesson, size):
+    scenario = open_scenario(lesson)
+    result = replay(scenario, scenario.settings)
+    struck = 0
+    for number in range(1, len(result.calls) + 1):
+        well = layout(result, number, size=size)
+        if well.hammer_y is None or well.keep_bottom is None or well.zoom is not None:
+            continue
+        struck += 1
+        head = (well.hammer_y - HAMMER_HALF, well.hammer_y + HAMMER_HALF)
+        beside = well.hammer_x == HAMMER_BESIDE_KEEP
+        assert beside or head[0] >= well.keep_bottom or head[1] <= well.keep_top, f"{lesson} call {number}"
+        assert head[1] <= well.height  # and it stays in the drawing
+    assert struck
 
 
 def test_versions_follow_a_block_through_the_replay():

@@ -28,13 +28,14 @@ view), `well_motion.py` (a compaction's motion), `well_labels.py` (where labels 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..engine.history import Block
 from ..engine.calls import Call, Replay
 from .block_versions import first_version, latest_version
 from .well_labels import place_labels
 from .well_motion import Motion, motion
-from .well_parts import BOTTOM, NORMAL, PROJECTOR, TOP, Shape, Size, Trace, Well, block_kind
+from .well_parts import BOTTOM, HAMMER_BESIDE_KEEP, HAMMER_HALF, NORMAL, PROJECTOR, TOP, Shape, Size, Trace, Well, block_kind
 from .well_scale import axis_marks, scale_of, stack, zoom_view
 
 
@@ -59,6 +60,8 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
     zoom, label_scale = zoom_view(replay, blocks, shapes, traces, scale, bottom_y, size)
     stack_top = min((s.shown_y for s in shapes), default=bottom_y)
     keep_top, keep_bottom = _keep_span(call, blocks, shapes, stack_top)
+    if zoom is None and keep_bottom is not None:  # the bracket and the hammer share the well's left side
+        moved = _hammer_under_keep(moved, keep_bottom, bottom_y)
     place_labels([*shapes, *traces, *(zoom.marks if zoom else [])], top=TOP + 6, bottom=size.height - 6, gap=size.label_gap)
     place_labels(marks, top=TOP + 8, bottom=size.height - 6, gap=size.axis_gap)
     return Well(
@@ -76,6 +79,7 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
         keep_bottom=keep_bottom,
         hammer_y=moved.hammer_y,
         hammer_settle=moved.hammer_settle,
+        hammer_x=moved.hammer_x,
         before_y=moved.before_y,
         overflow=call.overflow,
         real_rim_y=real_rim_y,
@@ -83,6 +87,7 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
         unlabelled=sum(1 for item in [*shapes, *traces] if item.label_y is None),
         projector=size is PROJECTOR,
         caption_dy=size.caption_dy,
+        label_gap=size.label_gap,
     )
 
 
@@ -124,6 +129,7 @@ def _shapes(
         )
         if block.state in ("truncated", "cleared"):
             shape.was = replay.block_tokens(first_version(replay, block.id) or block)
+        shape.lines = 1 + shape.notes
         shapes.append(shape)
     return shapes
 
@@ -171,6 +177,20 @@ def _keep_span(call: Call, blocks: list[Block], shapes: list[Shape], stack_top: 
         return None, None
     first_kept = next(shape for shape in shapes if shape.id == blocks[call.keep_start].id)
     return stack_top, first_kept.anchor + first_kept.shown_height / 2
+
+
+def _hammer_under_keep(moved: Motion, keep_bottom: float, bottom_y: float) -> Motion:
+    """The hammer clear of KEEP's bracket, which shares the well's left side: lowered, when
+    need be, so that its head rests under the bracket (it strikes older blocks, under KEEP),
+    still swinging from where it struck; when KEEP reaches too near the bottom for that, left
+    of the bracket and its name."""
+    if moved.hammer_y is None or moved.hammer_y - HAMMER_HALF >= keep_bottom:
+        return moved
+    struck = moved.hammer_y + moved.hammer_settle
+    rest = keep_bottom + HAMMER_HALF + 1
+    if rest > bottom_y:
+        return replace(moved, hammer_x=HAMMER_BESIDE_KEEP)
+    return replace(moved, hammer_y=rest, hammer_settle=struck - rest)
 
 
 def _reply_room(call: Call, stack_top: float, label_scale: float) -> tuple[float, float, int] | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.calls import Replay
-from .well_parts import Ghost, Shape, Trace, block_kind
+from .well_parts import HAMMER_AT_WALL, Ghost, Shape, Trace, block_kind
 from .well_scale import stack
 
 
@@ -18,6 +18,7 @@ class Motion:
     ghosts: list[Ghost] = field(default_factory=list)
     hammer_y: float | None = None
     hammer_settle: float = 0.0  # the hammer strikes the old top of what it hits, then presses it down
+    hammer_x: float = HAMMER_AT_WALL  # where its head's face rests, from the well's left wall
     before_y: float | None = None  # the stack's top before this call's compaction
 
 

@@ -28,6 +28,10 @@ BOTTOM = 16
 LABEL_GAP = NORMAL.label_gap
 LEADER = 22  # the leader lines' horizontal run: app.css's --gap (30px) less the labels' margin
 AXIS_LEADER = 18  # from the axis labels to the lines: app.css's --well-x less --axis, less 10px
+HAMMER_HALF = 16  # half the hammer's head (_well.html draws it 32 px tall)
+HAMMER_AT_WALL = -4  # where the head's face rests, left of the well's wall
+HAMMER_BESIDE_KEEP = -34  # left of KEEP's bracket (-8 to -16) and its name (around -22, up to -31 in projector mode)
+NOTE_X = 12  # a label's note lines are indented this far under its name
 INSIDE_MIN = 22  # a block this tall shows its tokens inside
 # A cut block thinner than this gets a band around it, this far beyond its edges, to show where the scissors went.
 CUT_BAND_BELOW = 8
@@ -76,6 +80,14 @@ class Shape:
     name: str = ""  # accessible name: what, tokens, state
     zoom_y: float | None = None  # where the zoomed view draws it, when there is one
     zoom_height: float = 0.0
+    # The lines its label takes (well_labels.py): its name, then a line for each note of what
+    # the hammer did (its tokens before it was cut; its call gone), unless the column is crowded.
+    lines: int = 1
+
+    @property
+    def notes(self) -> int:
+        """The notes of what the hammer did to it, each a line of its label when there is room."""
+        return self.cut + self.orphan
 
     @property
     def mid(self) -> float:
@@ -155,7 +167,9 @@ class Trace:
     y: float
     label_y: float | None = 0.0
     label: str = ""
+    note: str = ""  # the label's second line: the tokens they held
     zoom_y: float | None = None
+    lines: int = 2  # "✕ 3 dropped", then their tokens (one line when the column is crowded)
 
     @property
     def mid(self) -> float:
@@ -181,6 +195,7 @@ class Mark:
     caption: str = ""  # the axis's second line
     short: str = ""  # the label for a narrow screen
     words: tuple[str, str, str] | None = None  # as Shape.words
+    lines = 1
 
     @property
     def anchor(self) -> float:
@@ -216,6 +231,7 @@ class Well:
     keep_bottom: float | None = None
     hammer_y: float | None = None
     hammer_settle: float = 0.0  # the hammer strikes the old top of what it hits, then presses it down
+    hammer_x: float = HAMMER_AT_WALL
     before_y: float | None = None  # the stack's top before this call's compaction
     overflow: bool = False
     real_rim_y: float | None = None  # the model's real window, when the compactor was told another
@@ -224,7 +240,9 @@ class Well:
     unlabelled: int = 0
     projector: bool = False
     caption_dy: float = NORMAL.caption_dy
+    label_gap: float = NORMAL.label_gap  # from a label's line to the next
     top = TOP
+    note_x = NOTE_X
     leader = LEADER
     axis_leader = AXIS_LEADER
     inside_min = INSIDE_MIN

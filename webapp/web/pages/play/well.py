@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable
 
 from flask_babel import get_translations
@@ -48,7 +49,8 @@ def draw(
         shape.classes = " ".join(filter(None, [shape.look, shape.orphan and "orphan", shape.id in pinned and "pinned", shape.selected and "selected"]))
         shape.written = f"{shape.sign}{tokens(shape.tokens)}" if well.inside(shape) else ""
     for trace in well.traces:
-        trace.label = _("%(count)d dropped (%(tokens)s tokens)") % {"count": len(trace.ids), "tokens": tokens(trace.tokens)}
+        trace.label = _("%(count)d dropped") % {"count": len(trace.ids)}
+        trace.note = _("%(tokens)s tokens") % {"tokens": tokens(trace.tokens)}
     settings = replay.settings
     # The lines as shares of the window: the red line, and the alert and target when set.
     shares = {"line": percent(settings.threshold, 1), "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}
@@ -112,26 +114,46 @@ def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
     if block.role == "function":
         return _("tool result: %(name)s") % {"name": block.message.get("name", "?")}
     if block.role == "assistant":
-        called = [(call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or []]
+        called = called_tools(block)
         if called:
-            return _("assistant → %(tools)s") % {"tools": ", ".join(called)}
+            return _("assistant → %(tools)s") % {"tools": called}
         return _("assistant")
     if block.role == "user":
         return _("user")
     return block.role or _("message")
 
 
+def called_tools(block: Block, name: Callable[[str], str] = str) -> str:
+    """The tools an assistant message calls, each named once (as `name` writes it) with how
+    many times when more than once ("get_stock ×3"), so parallel calls fit on one line."""
+    names = Counter((call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or [])
+    return ", ".join(name(tool) if count == 1 else f"{name(tool)} ×{count}" for tool, count in names.items())
+
+
+# The longest tool name a phone's label column writes whole, with its tokens beside it; the
+# block's accessible name and the wider screens' label keep the whole name.
+SHORT_NAME = 15
+
+
+def clipped(name: str) -> str:
+    """A tool's name for a phone's label: whole up to SHORT_NAME characters, else cut with "…"."""
+    return name if len(name) <= SHORT_NAME else name[: SHORT_NAME - 1] + "…"
+
+
 def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
-    """The label without the kind its colour already tells, for a narrow screen: the tool's
-    name for a tool call or result, the manual's name (rag, ltm) for retrieved pages or memory."""
-    if block.state != "summary" and block.role == "tool":
-        return names.get(block.message.get("tool_call_id", ""), "?")
+    """The label without what its colour already tells, for a narrow screen: the tool's name
+    (clipped) for a tool call or result, "summary" for a summary, the manual's name (rag, ltm)
+    for retrieved pages or memory."""
+    if block.state == "summary":
+        return _("summary")
+    if block.role == "tool":
+        return clipped(names.get(block.message.get("tool_call_id", ""), "?"))
     if block_kind(block) in ("memory", "retrieval"):  # a context message: the manual's name (ltm, rag)
         return MANUAL_KEYS[block_kind(block)]
-    if block.state != "summary" and block.role == "assistant":
-        called = [(call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or []]
+    if block.role == "assistant":
+        called = called_tools(block, clipped)
         if called:
-            return "→ " + ", ".join(called)
+            return "→ " + called
     return block_label(block, names, _)
 
 

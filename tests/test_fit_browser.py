@@ -1,0 +1,113 @@
+"""Everything the play page draws fits, in headless Chromium: every lesson at its key calls (the
+calls tests/golden.py looks at), on a phone, a laptop and a wide screen, in every language, and
+in projector mode on a 1920×1080 screen.
+
+- every text of the well (block labels and their notes, traces, levels, "Gulp!") lies inside
+  the drawing, and no two of them overlap;
+- the hammer never covers the KEEP bracket;
+- the strategy menu shows the chosen strategy's whole name;
+- nothing scrolls sideways;
+- on a phone the story of the call follows the stepper, so Next and the explanation are on one
+  screen;
+- in projector mode the title, the well, the story and the bill are all on the one 1920×1080
+  screen, which does not scroll.
+
+One page is reused and each URL is measured by a single `evaluate`, so the whole sweep stays
+within a couple of minutes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.golden import key_calls, lessons
+from webapp.core.model import LANGUAGES
+
+SIZES = {390: 844, 1280: 800, 1920: 1080}
+# Calls the issue named that the spread of a long lesson's key calls leaves out.
+NAMED = {"long-haul": [40]}
+
+# Returns what is wrong with the page, as sentences; [] when everything fits.
+MEASURE = """projector => {
+  const problems = [];
+  const inside = (r, box) => r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
+  const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 ? r : null; };
+  const svg = document.querySelector('svg.well');
+  const box = svg.getBoundingClientRect();
+  for (const e of svg.querySelectorAll('text, tspan')) {
+    const r = shown(e);
+    if (r && !inside(r, box)) problems.push(`"${e.textContent.trim()}" reaches ${Math.round(r.left)}..${Math.round(r.right)} × ${Math.round(r.top)}..${Math.round(r.bottom)}, outside the well's ${Math.round(box.left)}..${Math.round(box.right)} × ${Math.round(box.top)}..${Math.round(box.bottom)}`);
+  }
+  const texts = [...svg.querySelectorAll('text')].map(e => [e, shown(e)]).filter(([e, r]) => r);
+  texts.forEach(([a, ra], i) => texts.slice(i + 1).forEach(([b, rb]) => {
+    if (meet(ra, rb)) problems.push(`"${a.textContent.trim()}" overlaps "${b.textContent.trim()}"`);
+  }));
+  const hammer = svg.querySelector('.hammer');
+  if (hammer) for (const part of svg.querySelectorAll('.keep-bracket, .keep-label')) {
+    if (meet(hammer.getBoundingClientRect(), part.getBoundingClientRect())) problems.push('the hammer covers KEEP');
+  }
+  const strategy = document.querySelector('#f-strategy');
+  if (strategy && strategy.offsetParent) {  // the chosen strategy's name, whole, beside the menu's arrow
+    const pen = document.createElement('canvas').getContext('2d');
+    pen.font = getComputedStyle(strategy).font;
+    const needs = pen.measureText(strategy.selectedOptions[0].text).width + 28;
+    if (needs > strategy.clientWidth) problems.push(`the strategy menu is ${strategy.clientWidth} px wide for "${strategy.value}" (${Math.ceil(needs)} px)`);
+  }
+  const page = document.documentElement;
+  if (page.scrollWidth > page.clientWidth) problems.push(`the page is ${page.scrollWidth} px wide in a ${page.clientWidth} px window`);
+  if (projector) {
+    if (page.scrollHeight > innerHeight) problems.push(`the page is ${page.scrollHeight} px tall on a ${innerHeight} px screen`);
+    for (const [name, selector] of [['the title', '.play h1'], ['the well', 'svg.well'], ['the story', '.story'], ['the bill', '#bill']]) {
+      const e = document.querySelector(selector);
+      const r = e && shown(e);
+      if (!r || getComputedStyle(e).visibility !== 'visible' || r.top < 0 || r.bottom > innerHeight + 0.5 || r.left < 0 || r.right > innerWidth + 0.5)
+        problems.push(`${name} is not on the screen` + (r ? ` (${Math.round(r.top)}..${Math.round(r.bottom)})` : ''));
+    }
+  } else if (innerWidth < 640) {
+    const next = document.querySelector('#stepper').getBoundingClientRect();
+    const story = document.querySelector('.story').getBoundingClientRect();
+    if (story.top - next.bottom > 40) problems.push(`the story starts ${Math.round(story.top - next.bottom)} px under the stepper`);
+  }
+  return problems;
+}"""
+
+
+@pytest.fixture(scope="module")
+def urls():
+    """Every lesson at its key calls, as paths."""
+    from tests.golden import make_client
+
+    client = make_client()
+    return [f"/play/{lesson}?call={number}" for lesson in lessons(client) for number in sorted({*key_calls(client, lesson), *NAMED.get(lesson, [])})]
+
+
+@pytest.fixture(scope="module")
+def reused(browser):
+    """One page for the whole sweep, under reduced motion so every block stands where it ends."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, reduced_motion="reduce")
+    yield context.new_page()
+    context.close()
+
+
+def sweep(page, base: str, paths: list[str], projector: bool) -> list[str]:
+    failures = []
+    for path in paths:
+        page.goto(base + path, wait_until="domcontentloaded")
+        failures += [f"{path}: {problem}" for problem in page.evaluate(MEASURE, projector)]
+    return failures
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", SIZES)
+def test_every_label_of_the_well_fits_at_every_key_call(reused, live_server, urls, width, lang):
+    reused.set_viewport_size({"width": width, "height": SIZES[width]})
+    failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in urls], projector=False)
+    assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_projector_mode_shows_title_well_story_and_bill_on_one_screen(reused, live_server, urls, lang):
+    reused.set_viewport_size({"width": 1920, "height": 1080})
+    failures = sweep(reused, live_server, [f"{path}&projector=1&lang={lang}" for path in urls], projector=True)
+    assert not failures, f"{len(failures)} problems in projector mode, e.g.:\n" + "\n".join(failures[:12])
