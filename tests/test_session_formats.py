@@ -36,6 +36,9 @@ READ = {
     "ollama/generated-chat-request-with-tools.json": ("ollama", 2, 0, 0, "llama3.2"),
     "aider/mozgoslav.aider.chat.history.md": ("aider", 8, 6, 0, "lm_studio/qwen3.6-35b-a3b-uncensored-hauhaucs-aggressive"),
     "aider/monochromatic.aider.chat.history.md": ("aider", 1, 0, 0, "openrouter/qwen/qwen3-235b-a22b"),
+    "langchain/generated-messages_to_dict.json": ("langchain", 4, 4, 0, "gpt-4o-2024-08-06"),
+    "langchain/generated-dumpd-state.json": ("langchain", 4, 4, 0, "gpt-4o-2024-08-06"),
+    "vercel-ai/generated-model-messages-v5.json": ("vercel-ai", 5, 0, 0, None),
 }
 RESPONSES = ["ollama/semantic-kernel-chat_completion_function_call_response.json", "ollama/semantic-kernel-chat_completion_multiple_function_calls_test_response.json"]
 
@@ -216,3 +219,27 @@ def test_a_log_whose_last_line_was_cut_while_being_written_is_still_read():
     whole = text("codex/vibecodingtracker-codex-rollout.jsonl")
     cut = whole[: whole.rstrip("\n").rfind("\n") + 40]
     assert import_transcript(parse_text(cut)).format == "codex"
+
+
+def test_langchains_three_ways_of_saving_messages_read_alike():
+    """messages_to_dict, a LangGraph state of message dumps and LangChain's own serialization
+    are the same conversation: the same chat-completions messages, calls paired by their ids."""
+    saved = json.loads(text("langchain/generated-messages_to_dict.json"))
+    dumps = [{**entry["data"], "type": entry["type"]} for entry in saved]
+    forms = [saved, {"messages": dumps}, json.loads(text("langchain/generated-dumpd-state.json"))]
+    read = [import_transcript(form).messages for form in forms]
+    assert read[0] == read[1] == read[2]
+    assert [message["role"] for message in read[0]][:4] == ["system", "user", "assistant", "tool"]
+    assert read[0][2]["tool_calls"][0]["function"] == {"name": "lookup_order", "arguments": '{"order_id": "4471"}'}
+    assert read[0][3]["tool_call_id"] == "call_a1"
+
+
+def test_vercel_tool_messages_become_one_result_each_in_v5_and_v4_spelling():
+    imported = import_transcript(json.loads(text("vercel-ai/generated-model-messages-v5.json")))
+    results = [message for message in imported.messages if message["role"] == "tool"]
+    assert [result["tool_call_id"] for result in results] == ["call_w1", "call_w2", "call_r1", "call_w3"]
+    assert json.loads(results[0]["content"])["sky"] == "clear"  # v5 output {type: json, value}
+    assert results[3]["content"].startswith('{"town": "Annecy"')  # v4 result
+    calls = [call for message in imported.messages for call in message.get("tool_calls") or []]
+    assert json.loads(calls[-1]["function"]["arguments"]) == {"town": "Annecy", "day": "2026-12-06"}  # v4 args
+    assert imported.origins[3] == imported.origins[4] == "messages[3]"  # two results of one tool message
