@@ -167,7 +167,7 @@ def test_an_error_on_the_comparison_panel_lands_there_in_french(page, server_wit
     page.click("#transcript-submit")
     expect(page).to_have_url(re.compile(r"/play/t-"))
     scenario = re.search(r"/play/(t-[0-9a-f]+)", page.url).group(1)
-    page.goto(f"{base}/compare/{scenario}?lang=fr")
+    page.goto(f"{base}/compare/{scenario}?call=1&lang=fr")
     expect(page).to_have_title(re.compile(r"^Comparer"))
     for stored in Path(store).rglob(f"{scenario}*"):  # the store let it go to make room
         stored.unlink()
@@ -175,4 +175,4 @@ def test_an_error_on_the_comparison_panel_lands_there_in_french(page, server_wit
     problem = page.locator("#compare-panel .problem")
     expect(problem).to_contain_text("404 · Introuvable")  # in the page's language
     expect(problem).to_contain_text(scenario)
-    expect(page).to_have_url(re.compile(rf"/compare/{scenario}\?lang=fr$"))  # the failed step is not pushed
+    expect(page).to_have_url(re.compile(rf"/compare/{scenario}\?call=1&lang=fr$"))  # the failed step is not pushed
