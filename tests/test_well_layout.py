@@ -265,3 +265,23 @@ def test_pages_cut_together_get_one_band_around_them():
     assert len(thin) == 2 and thin[0].shown_y + thin[0].shown_height == pytest.approx(thin[1].shown_y, abs=0.2)
     [(top, height)] = well.cut_bands
     assert top <= thin[0].shown_y and top + height >= thin[1].shown_y + thin[1].shown_height
+
+
+def test_the_resting_hammer_never_covers_an_axis_label():
+    """The hammer rests left of the well, where the axis labels are: no label lies under its
+    head (the lowest, 0, gives way when the hammer strikes at the very bottom)."""
+    from webapp.core.drawing.well_parts import HAMMER_HALF
+    from webapp.core.inputs.library import scenario_library
+
+    for scenario in scenario_library().scenarios.values():
+        for strategy in (scenario.settings.strategy, "codex-cli", "truncate-drop"):
+            result = replay(scenario, scenario.settings.model_copy(update={"strategy": strategy}))
+            for number in range(1, len(result.calls) + 1):
+                well = layout(result, number)
+                if well.hammer_y is None:
+                    continue
+                rest = well.hammer_y  # where it ends, after striking at hammer_y + hammer_settle
+                for mark in well.marks:
+                    label = mark.label_y if mark.label_y is not None else mark.y
+                    # an axis label is a figure (12 px type) over its caption: label-12 to label+24
+                    assert not (label - 12 < rest + HAMMER_HALF and rest - HAMMER_HALF < label + 24), (scenario.id, strategy, number, mark.kind)

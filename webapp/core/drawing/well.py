@@ -35,7 +35,7 @@ from ..engine.calls import Call, Replay
 from .block_versions import first_version, latest_version
 from .well_labels import place_labels
 from .well_motion import Motion, motion
-from .well_parts import BOTTOM, HAMMER_BESIDE_KEEP, HAMMER_HALF, NORMAL, PROJECTOR, TOP, Shape, Size, Trace, Well, block_kind
+from .well_parts import AXIS_LABEL_ABOVE, AXIS_LABEL_BELOW, BOTTOM, HAMMER_BESIDE_KEEP, HAMMER_HALF, NORMAL, PROJECTOR, TOP, Shape, Size, Trace, Well, block_kind
 from .well_scale import axis_marks, scale_of, stack, zoom_view
 
 
@@ -62,8 +62,12 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
     keep_top, keep_bottom = _keep_span(call, blocks, shapes, stack_top)
     if zoom is None and keep_bottom is not None:  # the bracket and the hammer share the well's left side
         moved = _hammer_under_keep(moved, keep_bottom, bottom_y)
+    if moved.hammer_y is not None and moved.hammer_y + HAMMER_HALF > bottom_y - size.label_gap:
+        # The hammer rests at the bottom of the well, where the axis says 0: the floor's edge says it.
+        marks = [mark for mark in marks if mark.kind != "zero"]
     place_labels([*shapes, *traces, *(zoom.marks if zoom else [])], top=TOP + 6, bottom=size.height - 6, gap=size.label_gap)
     place_labels(marks, top=TOP + 8, bottom=size.height - 6, gap=size.axis_gap)
+    moved = _hammer_clear_of_axis(moved, marks, size, bottom_y)
     return Well(
         height=size.height,
         rim_y=rim_y,
@@ -191,6 +195,23 @@ def _hammer_under_keep(moved: Motion, keep_bottom: float, bottom_y: float) -> Mo
     if rest > bottom_y:
         return replace(moved, hammer_x=HAMMER_BESIDE_KEEP)
     return replace(moved, hammer_y=rest, hammer_settle=struck - rest)
+
+
+def _hammer_clear_of_axis(moved: Motion, marks: list, size: Size, bottom_y: float) -> Motion:
+    """The hammer's resting place moved off the axis labels it would cover (they share the
+    well's left side): just under the label in its way, or just over it when there is no room
+    under; it still strikes where it struck."""
+    if moved.hammer_y is None:
+        return moved
+    struck = moved.hammer_y + moved.hammer_settle
+    # An axis label is its figure and a caption under it.
+    bands = sorted((mark.label_y - AXIS_LABEL_ABOVE, mark.label_y + size.caption_dy + AXIS_LABEL_BELOW) for mark in marks if mark.label_y is not None)
+    rest = moved.hammer_y
+    for top, bottom in bands:
+        if top < rest + HAMMER_HALF and rest - HAMMER_HALF < bottom:
+            under = bottom + HAMMER_HALF + 1
+            rest = under if under + HAMMER_HALF <= bottom_y else top - HAMMER_HALF - 1
+    return replace(moved, hammer_y=rest, hammer_settle=struck - rest) if rest != moved.hammer_y else moved
 
 
 def _reply_room(call: Call, stack_top: float, label_scale: float) -> tuple[float, float, int] | None:

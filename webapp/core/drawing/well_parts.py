@@ -29,6 +29,9 @@ LABEL_GAP = NORMAL.label_gap
 LEADER = 22  # the leader lines' horizontal run: app.css's --gap (30px) less the labels' margin
 AXIS_LEADER = 18  # from the axis labels to the lines: app.css's --well-x less --axis, less 10px
 HAMMER_HALF = 16  # half the hammer's head (_well.html draws it 32 px tall)
+# How far an axis label's text reaches above its figure's baseline and below its caption's (12 px type).
+AXIS_LABEL_ABOVE = 12
+AXIS_LABEL_BELOW = 4
 HAMMER_AT_WALL = -4  # where the head's face rests, left of the well's wall
 HAMMER_BESIDE_KEEP = -34  # left of KEEP's bracket (-8 to -16) and its name (around -22, up to -31 in projector mode)
 NOTE_X = 12  # a label's note lines are indented this far under its name
