@@ -69,6 +69,24 @@ def responses_body(text: str, stream: bool) -> list[bytes] | dict:
     return [f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events]
 
 
+def anthropic_stream() -> list[bytes]:
+    """An Anthropic Messages stream: a text block, a tool_use block whose input comes in two
+    JSON deltas, the usage split between message_start and message_delta."""
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "usage": {"input_tokens": 12, "cache_creation_input_tokens": 30, "cache_read_input_tokens": 400, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me look."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"path": "ma'}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": 'in.py"}'}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 25}},
+        {"type": "message_stop"},
+    ]
+    return [f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in events]
+
+
 class Upstream(BaseHTTPRequestHandler):
     """The fake provider. The model named in the request says what it does: "error" answers
     429, "slow" waits for the test's `release`, "long" streams slowly for ever (almost)."""
@@ -87,6 +105,8 @@ class Upstream(BaseHTTPRequestHandler):
         if model == "slow":
             self.server.release.wait(WAIT)
             return self.send(200, chat_body(model, "late", chat_usage(1, 0, 1)))
+        if self.path == "/v1/messages":
+            return self.stream(anthropic_stream())
         if self.path == "/v1/responses":
             return self.stream(responses_body("Done.", stream)) if stream else self.send(200, responses_body("Done.", False))
         if model == "long":
@@ -258,6 +278,24 @@ def test_a_responses_call_is_recorded_streamed_and_not(upstream, recorder):
     assert two["response"][0]["content"][0]["text"] == "Done." and "compaction" not in two
 
 
+def test_an_anthropic_stream_is_recorded_with_its_cache_counted(upstream, recorder, capsys):
+    body = {"model": "claude-test", "system": "You are a coding agent.", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "Read main.py"}]}
+    status, _, _ = post(port(recorder), "/v1/messages", body, {"x-api-key": KEY, "anthropic-version": "2023-06-01"})
+    assert status == 200
+    call = answered(recorder, 1)["calls"][0]
+    assert call["headers"]["x-api-key"] == "[redacted]" and call["headers"]["anthropic-version"] == "2023-06-01"
+    assert call["usage"] == {"prompt": 442, "cached": 400, "completion": 25}
+    assert call["response"][0]["content"][1] == {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "main.py"}}
+    assert upstream.seen[-1][1]["x-api-key"] == KEY
+    # The run stopped before the tool's result was sent: the call is left out, and said so.
+    assert main(["replay", str(recorder.recording.path), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["calls"][0]["request"][0] == {"role": "system", "content": "You are a coding agent."}
+    assert replayed["read_as"]["recorded_usage"][0]["input_tokens"] == 442
+    assert any(note.startswith("Calls without an output in the file: 1") for note in replayed["read_as"]["notes"])
+    no_key_written(recorder.recording.path)
+
+
 def test_an_upstream_error_is_passed_through_and_kept(upstream, recorder):
     status, _, body = post(port(recorder), "/v1/chat/completions", {"model": "error", "messages": [{"role": "user", "content": "hi"}]})
     assert status == 429 and json.loads(body)["error"]["message"] == "Rate limit reached"
@@ -387,7 +425,7 @@ def test_record_stops_on_sigterm_and_prints_the_link(upstream, tmp_path):
             process.kill()
             process.communicate()
     assert process.returncode == 0, err
-    assert "call 1 · /v1/chat/completions · 200 · prompt 100, completion 5" in out_text
+    assert "call 1 · /v1/chat/completions · 200 · prompt 100, completion 5" in out_text, out_text
     assert f"compaction-playground replay {out}" in out_text and "/play/t-" in out_text
     assert KEY not in out_text + err
     no_key_written(out)

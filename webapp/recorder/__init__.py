@@ -17,13 +17,15 @@ from .recording import Recording
 __all__ = ["RecordingServer", "Upstream", "UpstreamError", "Recording", "start", "record"]
 
 PLAYGROUND = "http://127.0.0.1:8000"
+# On stop, how long the calls still being answered are waited for.
+SETTLE_SECONDS = 5.0
 
 
 def start(upstream: str, out: Path, host: str = "127.0.0.1", port: int = 8090, timeout: float = 600.0, log=None) -> RecordingServer:
     """A recording server bound to (host, port), not yet serving; UpstreamError for a bad
     upstream address, OSError when the port cannot be had."""
     target = Upstream.parse(upstream)
-    return RecordingServer((host, port), target, Recording(out, target.address), timeout, log)
+    return RecordingServer((host, port), target, Recording(out, target.address, log), timeout)
 
 
 def record(upstream: str, out: Path, host: str, port: int, timeout: float) -> int:
@@ -51,7 +53,7 @@ def record(upstream: str, out: Path, host: str, port: int, timeout: float) -> in
         server.server_close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    server.recording.write()
+    server.recording.settle(SETTLE_SECONDS)
     print(stopped_words(server.recording), flush=True)
     return 0
 

@@ -66,10 +66,9 @@ class Upstream:
 class RecordingServer(ThreadingHTTPServer):
     daemon_threads = True  # a stream still open does not hold up the stop
 
-    def __init__(self, address: tuple[str, int], upstream: Upstream, recording: Recording, timeout: float, log=None):
+    def __init__(self, address: tuple[str, int], upstream: Upstream, recording: Recording, timeout: float):
         super().__init__(address, RecordingHandler)
         self.upstream, self.recording, self.upstream_timeout = upstream, recording, timeout
-        self.log = log or (lambda line: None)
 
     @property
     def url(self) -> str:
@@ -159,7 +158,6 @@ class RecordingHandler(BaseHTTPRequestHandler):
         if error:
             reply.complete = False
         recording.finish(call, response.status, response.getheaders(), reply, error, bytes(received))
-        self.server.log(_line(call))
 
     def _finish_chunks(self) -> None:
         try:
@@ -170,7 +168,6 @@ class RecordingHandler(BaseHTTPRequestHandler):
 
     def _failed(self, call: dict, status: int, message: str) -> None:
         self.server.recording.finish(call, status, [], None, message)
-        self.server.log(_line(call))
         self._json_error(status, message)
 
     def _not_here(self) -> None:
@@ -187,17 +184,3 @@ class RecordingHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError:
             self.close_connection = True
-
-
-def _line(call: dict) -> str:
-    """One line of the log per call: never a header, a key or a message."""
-    words = [f"call {call['call']}", call["route"], str(call.get("status"))]
-    if call.get("stream"):
-        words.append("streamed")
-    if usage := call.get("usage"):
-        words.append(f"prompt {usage['prompt']:,}" + (f" (cached {usage['cached']:,})" if usage.get("cached") else "") + (f", completion {usage['completion']:,}" if usage.get("completion") is not None else ""))
-    if compaction := call.get("compaction"):
-        words.append(f"the agent compacted: {compaction['removed']} messages removed, {len(compaction['replaced_by'])} in their place")
-    if call.get("error"):
-        words.append(call["error"])
-    return " · ".join(words)

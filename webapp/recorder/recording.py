@@ -90,11 +90,13 @@ class Recording:
     """The calls of one run, written to `path` after each. Thread-safe: the proxy serves
     several requests at once, and each is compared with the one that arrived before it."""
 
-    def __init__(self, path: Path, upstream: str):
+    def __init__(self, path: Path, upstream: str, log=None):
         self.path = path
         self.upstream = upstream
+        self.log = log or (lambda line: None)  # told one line per finished call
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._finished = threading.Condition(self._lock)
         self._history: dict[str, list] = {}  # per API, the last request's whole history
         self._replies: dict[str, list] = {}  # per API, the last reply's output items
         self._seen: dict[str, Any] = {}  # the system prompt and tools last recorded
@@ -157,6 +159,18 @@ class Recording:
                     call["cut_short"] = True
                 self._replies[call["api"]] = reply.output
             self._write()
+            self.log(log_line(call))
+            self._finished.notify_all()
+
+    def settle(self, seconds: float) -> None:
+        """Wait at most `seconds` for the calls still being answered, then write the file; one
+        still unfinished is marked so."""
+        with self._finished:
+            self._finished.wait_for(lambda: all("status" in call for call in self.calls), seconds)
+            for call in self.calls:
+                if "status" not in call:
+                    call["error"] = "the recorder stopped before the answer ended"
+            self._write()
 
     def document(self) -> dict[str, Any]:
         return {"recorded_by": RECORDED_BY, "version": 1, "upstream": self.upstream, "calls": self.calls}
@@ -169,3 +183,17 @@ class Recording:
     def write(self) -> None:
         with self._lock:
             self._write()
+
+
+def log_line(call: dict) -> str:
+    """One line of the log per call: never a header, a key or a message."""
+    words = [f"call {call['call']}", call["route"], str(call.get("status"))]
+    if call.get("stream"):
+        words.append("streamed")
+    if usage := call.get("usage"):
+        words.append(f"prompt {usage['prompt']:,}" + (f" (cached {usage['cached']:,})" if usage.get("cached") else "") + (f", completion {usage['completion']:,}" if usage.get("completion") is not None else ""))
+    if compaction := call.get("compaction"):
+        words.append(f"the agent compacted: {compaction['removed']} messages removed, {len(compaction['replaced_by'])} in their place")
+    if call.get("error"):
+        words.append(call["error"])
+    return " · ".join(words)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...i18n import N_
-from . import anthropic_messages, openai_chat, openai_responses
-from .common import Check, Format, FormatError, Imported, RecordedCompaction, RecordedUsage, said
+from . import anthropic_messages, codex, openai_chat, openai_responses
+from .common import Check, Format, FormatError, Imported, RecordedCompaction, RecordedUsage, said, settle_calls
 
 RECORDED_BY = "compaction-playground record"
 # Per API: the reader of its request bodies, and the request fields of its history and system prompt.
@@ -33,6 +33,8 @@ NOTES = {
     "failed": N_("Calls answered with an error or not at all: %(count)s. They have no reply and are not replayed; the upstream's answer is in the file."),
     "cut": N_("Calls cut short: %(count)s (the client disconnected or the upstream stopped mid-answer); the part that arrived is replayed."),
     "changed": N_("The system prompt or the tool definitions changed during the run: %(count)s times. The first call's are replayed."),
+    # A run stopped after a reply that called tools, before their results were sent.
+    "unanswered": codex.NOTES["unanswered"],
 }
 
 
@@ -78,7 +80,7 @@ def _read_recorded(raw: dict) -> Imported:
     history: list[Any] = []
     places: list[str] = []
     first: dict[str, Any] = {}  # the system prompt and tools, and where they were found
-    counts = {key: 0 for key in NOTES}
+    counts = {key: 0 for key in NOTES} | {"moved": 0}
     usage, compactions = [], []
     reply: list[tuple[Any, str]] = []  # the last reply, until the next request shows it was sent back
     for index, call in enumerate(calls):
@@ -111,6 +113,7 @@ def _read_recorded(raw: dict) -> Imported:
     history += [item for item, _ in reply]
     places += [place for _, place in reply]
     imported = _read_history(api, history, places, first)
+    imported.messages, imported.origins = settle_calls(imported.messages, imported.origins, counts)
     counts["compacted"] = len(compactions)
     imported.notes = said(counts, NOTES) + imported.notes
     imported.model = next((call["model"] for call in calls if isinstance(call.get("model"), str)), None)
