@@ -19,6 +19,7 @@ import pytest
 
 from webapp.cli import main
 from webapp.recorder import start
+from webapp.web import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-test-0123456789-do-not-keep"
@@ -389,7 +390,6 @@ def test_the_openai_client_records_a_run_that_replays(upstream, recorder, capsys
     assert [(u["call"], u["input_tokens"]) for u in read_as["recorded_usage"]] == [(1, 100), (2, 200)]
     assert read_as["notes"][0].startswith("Recorded by compaction-playground record: 2 calls answered")
     assert any(note.startswith("Calls answered with an error or not at all: 1.") for note in read_as["notes"])
-    from webapp.web import create_app
     app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path / "store")})
     page = app.test_client().post("/transcripts", data={"transcript": recorder.recording.path.read_text()})
     assert page.status_code == 303 and "/play/t-" in page.headers["Location"]

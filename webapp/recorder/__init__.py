@@ -65,7 +65,11 @@ def stopped_words(recording: Recording) -> str:
     compacted = sum(1 for call in calls if call.get("compaction"))
     link = f"{PLAYGROUND}/play/{transcript_id(recording.path.read_bytes())}"
     return "\n".join([
-        f"Recorded {len(calls)} calls in {recording.path} ({counted} with the provider's usage, {compacted} compactions by the agent).",
+        f"Recorded {_many(len(calls), 'call')} in {recording.path} ({counted} with the provider's usage, {_many(compacted, 'compaction')} by the agent).",
         f"  replay it:   compaction-playground replay {recording.path}",
         f"  in the browser: compaction-playground serve, upload {recording.path} at {PLAYGROUND}/transcripts/new; its link is {link}",
     ])
+
+
+def _many(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
