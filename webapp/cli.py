@@ -1,5 +1,5 @@
-"""Command line: replay a scenario or a transcript and print what each call sends, or compare
-every strategy on it."""
+"""Command line: replay a scenario or a transcript and print what each call sends, compare
+every strategy on it, serve the playground, or record a live run of an agent."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -25,6 +26,7 @@ from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, Summarize
 from .core.output.serialize import origin_json, recorded_json, replay_json
 from .core.settings import Settings, SettingsError, parse_settings
 from .core.strategy_catalog import STRATEGIES
+from .recorder import record
 
 # On the command line, a replay setting or a price is a flag of the same name (--keep-unit),
 # and a yes/no setting a switch: written from the fields of Settings and Pricing, with their
@@ -73,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")), help="default 8000, or $PORT")
     serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or $WORKERS)")
+    rec = commands.add_parser("record", help="record a live run: an OpenAI-compatible endpoint that forwards to --upstream and writes the transcript")
+    rec.add_argument("--upstream", required=True, help="the provider's address, such as https://api.openai.com/v1 (the only address the recorder contacts)")
+    rec.add_argument("--port", type=int, default=8090, help="default 8090 (0: any free port)")
+    rec.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
+    rec.add_argument("--out", type=Path, default=Path("run.json"), help="the transcript written (default run.json), rewritten after every call")
+    rec.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the upstream before answering 504 (default 600)")
     return parser
 
 
@@ -94,6 +102,8 @@ def _run(argv: list[str] | None) -> int:
             return _list()
         if args.command == "serve":
             return _serve(args.host, args.port, args.workers)
+        if args.command == "record":
+            return record(args.upstream, args.out, args.host, args.port, args.timeout)
         scenario = open_scenario(args.scenario)
         values = {name: getattr(args, name) for name in Settings.model_fields}
         settings = parse_settings(values, scenario.settings)

@@ -33,7 +33,13 @@ def origin_json(scenario: Scenario, counter: str, say=lambda message: message) -
     notes = [say(message) % {name: f"{value:,}" if isinstance(value, int) else value for name, value in values.items()} for message, values in origin.notes]
     read_as = format_named(origin.format)
     notes += [say(note) % {"counter": say(get_counter(counter).label)} for note in read_as.notes]
-    return {"format": origin.format, "label": say(read_as.label), "notes": notes, "settings_from_file": list(origin.settings_from_file)}
+    found = {"format": origin.format, "label": say(read_as.label), "notes": notes, "settings_from_file": list(origin.settings_from_file)}
+    # What the session recorded, for a reader to set beside the replay's own counts.
+    if origin.usage:
+        found["recorded_usage"] = [asdict(usage) for usage in origin.usage]
+    if origin.compactions:
+        found["recorded_compactions"] = [asdict(compaction) for compaction in origin.compactions]
+    return found
 
 
 def call_json(result: Replay, call: Call) -> dict[str, Any]:

@@ -20,20 +20,21 @@ from ...i18n import N_
 
 from . import (
     aider, anthropic_messages, claude_code, cline, codex, gemini_api, gemini_cli, langchain, ollama, openai_chat, openai_responses, openhands,
-    swe_agent, vercel_ai,
+    recorded, swe_agent, vercel_ai,
 )
 from .common import Format, FormatError, Imported, PlainText, show
 
 __all__ = ["FORMATS", "Format", "FormatError", "Imported", "detect", "format_named", "import_transcript"]
 
-# The agents' own files first: their marks are narrow (JSON Lines envelopes, a session's ids,
-# an event's action/observation). OpenHands before SWE-agent, whose test is "history"; Cline
+# The recorder's own runs first (marked by "recorded_by"), then the agents' own files: their
+# marks are narrow (JSON Lines envelopes, a session's ids, an event's action/observation). OpenHands before SWE-agent, whose test is "history"; Cline
 # and Ollama before Anthropic and chat completions, whose messages theirs look like; LangChain
 # (a type, no role) and the Vercel AI SDK (tool-call parts) likewise. Chat
 # completions last: it takes any list of messages. Responses before SWE-agent: a list holding
 # both formats' marks is Responses items (an object with both "input" and "history" is a
 # trajectory: the Responses test itself leaves it out).
 FORMATS: tuple[Format, ...] = (
+    recorded.FORMAT,
     claude_code.FORMAT,
     codex.FORMAT,
     gemini_cli.FORMAT,
@@ -55,7 +56,7 @@ ACCEPTED_SHAPES = (
     '(OpenAI chat completions, Anthropic Messages), "input" (OpenAI Responses API) or '
     '"history" (SWE-agent trajectory); or an agent\'s session file: Claude Code or Codex JSON Lines, '
     'a Gemini CLI session, an OpenHands trajectory or output.jsonl, a Cline history, an Ollama '
-    '/api/chat body, an aider chat history (.md), LangChain or LangGraph messages, Vercel AI SDK messages'
+    '/api/chat body, an aider chat history (.md), LangChain or LangGraph messages, Vercel AI SDK messages; or a run recorded by compaction-playground record'
 )
 
 
