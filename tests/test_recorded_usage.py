@@ -128,3 +128,15 @@ def test_the_unlogged_part_never_leaves_call_1_below_its_recorded_count(texts, r
     assert first.recorded is not None and first.tokens >= recorded
     # And it adds no more than is missing: a count already above the recorded one gets nothing.
     assert result.unlogged.tokens == 0 or first.tokens == recorded
+
+
+def test_the_well_says_the_harness_compacted_at_its_call_with_the_recorded_figures(client):
+    """At the call the harness compacted, the well's top band says so, before → after as the
+    log records them (its own count before, the provider's count of the request after); other
+    calls say nothing of it."""
+    link = _open(client, SPOTTER).split("?")[0]
+    data = client.get(link + ".json").get_json()
+    recorded = data["current"]["recorded"]["input_tokens"]
+    well = client.get(link, headers={"HX-Request": "true", "HX-Target": "well"}).get_data(as_text=True)
+    assert f"the harness compacted here: 142,431 → {recorded:,} tokens, as recorded" in well
+    assert "the harness compacted here" not in client.get(link + "?call=2").get_data(as_text=True).split('class="log"')[0]

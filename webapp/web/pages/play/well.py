@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
-from flask_babel import get_translations
+from babel.numbers import format_compact_decimal
+from flask_babel import get_locale, get_translations
 
 from ....core.engine.history import Block
 from ....core.i18n import N_
@@ -37,7 +38,8 @@ def draw(
     tokens = whole_numbers()
     floor = _("floor: system prompt + tools")
     if replay.unlogged.tokens:  # the part the log does not hold, measured from the recorded usage
-        floor = _("floor: %(tokens)s tokens not in the log, from the usage recorded at call %(call)s") % {"tokens": tokens(replay.unlogged.tokens), "call": replay.unlogged.at}
+        # Said in full in the bill; here in a few words, as the column has room for.
+        floor = _("floor, %(tokens)s of it not in the log") % {"tokens": tokens(replay.unlogged.tokens)}
     for shape in well.shapes:
         shape.label = block_label(shape.block, names, _) if shape.block else floor
         shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
@@ -79,10 +81,20 @@ def split_label(label: str, short: str) -> tuple[str, str, str] | None:
 def axis_caption(mark: Mark, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> tuple[str, str]:
     """A level as its two axis lines: the figure, and what it is (a line: its share, and its
     tokens)."""
+    figure = axis_figure(mark.tokens, tokens)
     if mark.kind in shares:
-        return shares[mark.kind], tokens(mark.tokens)
+        return shares[mark.kind], figure
     caption = {"model": _("model"), "window": _("window"), "zoom": _("zoom")}.get(mark.kind, "")
-    return tokens(mark.tokens), caption
+    return figure, caption
+
+
+def axis_figure(value: float, tokens: Callable[[float], str]) -> str:
+    """A level's tokens as the axis column has room for them: whole up to 999,999; past that in
+    the language's short form (1M, 1 M, 100万), since a million-token window's figure is wider
+    than the column. The accessible names and the table keep every digit."""
+    if value < 1_000_000:
+        return tokens(value)
+    return format_compact_decimal(value, locale=str(get_locale()), fraction_digits=1)
 
 
 def zoom_mark_label(mark: Mark, factor: str, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
