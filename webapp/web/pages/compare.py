@@ -18,7 +18,7 @@ from flask_babel import lazy_gettext, ngettext
 
 from ...core.analysis.cache import CACHE_MODELS
 from ...core.analysis.compare import Column, Comparison, compare
-from ...core.analysis.comparison_data import comparison_json, summary_row
+from ...core.analysis.comparison_data import comparison_json, recorded_row, summary_row
 from ...core.analysis.verdict import Name, fill, name_of, verdict_notices
 from ...core.analysis.pricing import Pricing
 from ...core.analysis.story import outcome
@@ -82,6 +82,7 @@ def page_csv(scenario_id: str):
     comparison = comparison_for(view)
     out = io.StringIO()
     rows = [summary_row(column, view.call) for column in comparison.columns]
+    rows += [recorded_row(comparison.recorded, view.call)] if comparison.recorded else []
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
