@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .core.analysis.compare import Comparison, check_call, compare
-from .core.analysis.comparison_data import comparison_json, summary_row
+from .core.analysis.comparison_data import comparison_json, recorded_row, summary_row
 from .core.analysis.verdict import english, verdict_notices
 from .core.analysis.layers import layer_use, request_layers
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
@@ -276,6 +276,21 @@ def describe_compaction(call) -> str:
     return "; ".join(notes) or "-"
 
 
+def as_recorded_lines(comparison: Comparison, call: int, header: str) -> list[str]:
+    """What the session recorded, apart from the strategies, in the table's columns ("-" for
+    what the log cannot tell, "none" for a call it holds no figure of)."""
+    recorded = comparison.recorded
+    if recorded is None:
+        return []
+    row = recorded_row(recorded, call)
+    at = "none" if row["tokens_at_call"] is None else f"{row['tokens_at_call']:,}"
+    return [
+        "", f"as recorded ({row['pitfalls']}; {recorded.recorded_calls} of {len(recorded.calls)} calls recorded):", header,
+        f"  {recorded.key:<23} {'-':>14} {at:>9} {row['sent_at_call']:>9,} {row['sent_total']:>9,} "
+        f"{row['cached_total']:>9,} {row['bill_usd']:>8.4f} {row['compactions']:>7} {row['overflows']:>8} {'-':>13}  {'-':<5}  -",
+    ]
+
+
 def comparison_table(comparison: Comparison, call: int) -> str:
     """The comparison as a table: the textbook strategies, then the harnesses at their own
     defaults (their line in the `line` column), and each harness's pitfalls under them."""
@@ -309,6 +324,7 @@ def comparison_table(comparison: Comparison, call: int) -> str:
             )
             if row["pitfalls"]:
                 pitfalls.append(f"  {column.key}: {row['pitfalls']}")
+    lines += as_recorded_lines(comparison, call, header)
     lines += ["", "pitfalls:", *pitfalls] if pitfalls else []
     lines += ["", "verdict:"] + [f"  {line}" for line in english(verdict_notices(comparison))]
     return "\n".join(read_as_lines(comparison.scenario, s.counter) + lines)

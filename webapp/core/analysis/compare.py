@@ -7,7 +7,7 @@ comparison always agrees with the engine.
 
 Prompt caching is modelled in `cache.py` and the bill's prices in `pricing.py`. The verdict, and
 its sentences, are in `verdict.py`; the comparison as plain data (JSON, CSV) in
-`comparison_data.py`.
+`comparison_data.py`; the session's own record, beside them, in `as_recorded.py`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Callable
 
 from ..time_budget import spend
 from .cache import CacheHit, MessageKeys
+from .as_recorded import AsRecorded, as_recorded
 from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
 from .verdict import Verdict, judge
@@ -192,6 +193,8 @@ class Comparison:
     columns: list[Column]
     # Columns whose summarizer failed, with why (for the log): the others still compare.
     unavailable: dict[str, str] = field(default_factory=dict)
+    # What the harness really sent, when the session recorded it: shown apart, never judged.
+    recorded: AsRecorded | None = None
     verdict: Verdict = field(init=False)
 
     def __post_init__(self) -> None:
@@ -245,7 +248,7 @@ def compare(
                 ),
             )
         )
-    return Comparison(scenario, settings, pricing, columns, unavailable)
+    return Comparison(scenario, settings, pricing, columns, unavailable, as_recorded(scenario, settings.real_window, pricing))
 
 
 def fact_fates(facts: list[Fact], calls: list[Call]) -> list[FactFate]:

@@ -1,9 +1,11 @@
 """A comparison as plain data, for the command line, the JSON twin and the CSV download: one
-flat row per strategy (`summary_row`), and the whole comparison as JSON (`comparison_json`).
+flat row per strategy (`summary_row`), one for what the session recorded (`recorded_row`), and
+the whole comparison as JSON (`comparison_json`).
 """
 
 from __future__ import annotations
 
+from .as_recorded import AsRecorded
 from .compare import Column, Comparison, check_call
 from .pricing import Pricing
 from .verdict import english, verdict_notices
@@ -47,6 +49,67 @@ def summary_row(column: Column, call: int) -> dict[str, object]:
     }
 
 
+RECORDED_ABOUT = (
+    "what the harness really sent, by the provider's own count: not a strategy, never the verdict; "
+    "cache writes are not recorded (billed as uncached input); facts and API validity are not known"
+)
+
+
+def recorded_row(recorded: AsRecorded, call: int) -> dict[str, object]:
+    """What the session recorded as one row with a strategy's fields (one CSV row): None for
+    what the log cannot tell, and for call `call` when it recorded no figure."""
+    at = recorded.call(call)
+    return {
+        "strategy": recorded.key,
+        "family": recorded.family,
+        "keep_facts": None,
+        "threshold": None,
+        "line_tokens": None,
+        "call": call,
+        "tokens_at_call": at.tokens,
+        "sent_at_call": recorded.sent_at(call),
+        "cached_at_call": at.cached,
+        "sent_total": recorded.sent_total,
+        "cached_total": recorded.cached_total,
+        "written_total": None,
+        "uncached_total": recorded.bill.uncached,
+        "bill_usd": round(recorded.bill.cost, 6),
+        "compactions": len(recorded.compactions),
+        "futile_compactions": None,
+        "overflows": len(recorded.overflow_calls),
+        "no_room_for_reply": None,
+        "peak_tokens": recorded.peak_tokens,
+        "summarizer_input": None,
+        "summarizer_output": None,
+        "cleared_tokens": None,
+        "facts_lost": None,
+        "valid_requests": None,
+        "loop_compactions": None,
+        "small_savings": None,
+        "cache_rewritten": None,
+        "pitfalls": RECORDED_ABOUT,
+    }
+
+
+def recorded_json(recorded: AsRecorded, call: int) -> dict[str, object]:
+    """The recorded row, then how many calls recorded a figure, the harness's compactions and
+    every call's figures (None where the log holds none)."""
+    return {
+        **recorded_row(recorded, call),
+        "key": recorded.key,
+        "recorded_calls": recorded.recorded_calls,
+        "overflow_calls": recorded.overflow_calls,
+        "harness_compactions": [
+            {"before_call": item.number, "trigger": item.compaction.trigger, "tokens_before": item.compaction.tokens_before, "source": item.compaction.source}
+            for item in recorded.compactions
+        ],
+        "calls": [
+            {"call": item.number, "tokens": item.tokens, "cached": item.cached, "overflow": item.overflow, "compacted": item.compaction is not None}
+            for item in recorded.calls
+        ],
+    }
+
+
 def pitfall_words(column: Column) -> str:
     """The harness pitfalls of a column in one line of English, with their numbers."""
     words = []
@@ -79,6 +142,7 @@ def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str
     each strategy's figures, and the verdict with its sentences in English."""
     call = check_call(comparison, call)
     verdict = comparison.verdict
+    recorded = {"as_recorded": recorded_json(comparison.recorded, call)} if comparison.recorded else {}
     return {
         "scenario": comparison.scenario.id,
         "title": comparison.scenario.text("title"),
@@ -88,6 +152,7 @@ def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str
         "call": call,
         "call_count": comparison.call_count,
         "strategies": [strategy_json(column, call) for column in comparison.columns],
+        **recorded,
         # Columns left out because the summarizer failed (why is in the server's log).
         "unavailable": sorted(comparison.unavailable),
         "verdict": {

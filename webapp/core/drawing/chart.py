@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from ..analysis.as_recorded import KEY
 from ..analysis.compare import Column, Comparison
 from ..analysis.verdict import label
 from .well_parts import block_kind
@@ -86,6 +87,16 @@ class Chart:
     current_x: float
     call: int
     top_tokens: int
+    # What the session recorded (analysis/as_recorded.py), a point at each call that recorded a figure.
+    recorded: Series | None = None
+
+    @property
+    def drawn(self) -> tuple[Series, ...]:
+        """Every line drawn: the strategies', then what the session recorded."""
+        return self.series + ((self.recorded,) if self.recorded else ())
+
+    def recorded_at(self, number: int) -> Point | None:
+        return next((p for p in self.recorded.points if p.call == number), None) if self.recorded else None
 
     @property
     def labelled(self) -> bool:
@@ -94,18 +105,27 @@ class Chart:
 
 
 def request_chart(
-    comparison: Comparison, call: int, width: int = 780, height: int = 340, label_width: int = 200, name: Callable[[Column], str] = label
+    comparison: Comparison,
+    call: int,
+    width: int = 780,
+    height: int = 340,
+    label_width: int = 200,
+    name: Callable[[Column], str] = label,
+    recorded_name: str = KEY,
 ) -> Chart:
     """The chart at `call`; `name` writes a column's name in the end labels and the table (the
-    web passes its translated names; the default is the English one). With `label_width` 0
-    the lines have no end labels, for a narrow chart whose legend names them."""
+    web passes its translated names, and `recorded_name` for what the session recorded; the
+    defaults are the English ones). With `label_width` 0 the lines have no end labels, for a
+    narrow chart whose legend names them."""
     settings = comparison.settings
     groups = _identical(comparison.columns)
+    recorded = comparison.recorded
     # Every end label has its own place: the chart grows when they need more than its height.
-    height = max(height, round(16 + 4 + LABEL_GAP * sum(len(_wrap([name(c) for c in group])) for group in groups) + 36))
+    labels = sum(len(_wrap([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
+    height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
     left, top, bottom = 64.0, 16.0, height - 36.0
     right = width - max(label_width, UNLABELLED_MARGIN)
-    peak = max((column.peak_tokens for column in comparison.columns), default=0)
+    peak = max([column.peak_tokens for column in comparison.columns] + [recorded.peak_tokens if recorded else 0])
     top_tokens = _nice_ceiling(max(peak, settings.real_window) * 1.08)
     count = comparison.call_count
 
@@ -115,23 +135,18 @@ def request_chart(
     def y_of(tokens: float) -> float:
         return bottom - (bottom - top) * tokens / top_tokens
 
+    lines = [
+        (tuple(column.key for column in group), [name(column) for column in group], [(c.number, c.tokens, c.overflow) for c in group[0].calls])
+        for group in groups
+    ]
+    if recorded:
+        lines.append(((KEY,), [recorded_name], [(c.number, c.tokens, c.overflow) for c in recorded.calls if c.tokens is not None]))
     series = []
-    for style, group in enumerate(groups):
-        points = tuple(Point(c.number, c.tokens, x_of(c.number), y_of(c.tokens), c.overflow) for c in group[0].calls)
-        series.append(
-            Series(
-                keys=tuple(column.key for column in group),
-                names=", ".join(name(column) for column in group),
-                lines=_wrap([name(column) for column in group]),
-                points=points,
-                # Past the seventh line, the markers shift by one: every line's pair stays its own.
-                dash=DASHES[style % len(DASHES)],
-                marker=MARKERS[(style + style // len(DASHES)) % len(MARKERS)],
-                style=style % len(DASHES),
-                label_y=points[-1].y if points else bottom,
-            )
-        )
+    for style, (keys, names, figures) in enumerate(lines):
+        points = tuple(Point(number, tokens, x_of(number), y_of(tokens), overflow) for number, tokens, overflow in figures)
+        series.append(_series(style, keys, names, points, bottom))
     series = _spread_labels(series, top + 4, bottom)
+    recorded_series = series.pop() if recorded else None
     # A line drawn for a window larger than the model's may be far above every request.
     rules = tuple(
         Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens)
@@ -146,7 +161,22 @@ def request_chart(
         for number in range(1, count + 1)
         if number == count or ((number - 1) % call_step == 0 and count - number > call_step / 2)
     )
-    return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens)
+    return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens, recorded_series)
+
+
+def _series(style: int, keys: tuple[str, ...], names: list[str], points: tuple[Point, ...], bottom: float) -> Series:
+    """The `style`-th line: its dash and marker, its end label at its last point."""
+    return Series(
+        keys=keys,
+        names=", ".join(names),
+        lines=_wrap(names),
+        points=points,
+        # Past the seventh line, the markers shift by one: every line's pair stays its own.
+        dash=DASHES[style % len(DASHES)],
+        marker=MARKERS[(style + style // len(DASHES)) % len(MARKERS)],
+        style=style % len(DASHES),
+        label_y=points[-1].y if points else bottom,
+    )
 
 
 def _identical(columns: list[Column]) -> list[list[Column]]:

@@ -18,9 +18,9 @@ from flask_babel import lazy_gettext, ngettext
 
 from ...core.analysis.cache import CACHE_MODELS
 from ...core.analysis.compare import Column, Comparison, compare
-from ...core.analysis.comparison_data import comparison_json, summary_row
+from ...core.analysis.comparison_data import comparison_json, recorded_row, summary_row
 from ...core.analysis.verdict import Name, fill, name_of, verdict_notices
-from ...core.analysis.pricing import Pricing
+from ...core.analysis.pricing import Bill, Pricing
 from ...core.analysis.story import outcome
 from ...core.drawing.chart import request_chart, small_well
 from ..htmx import CameFrom, Fragments, fragment_page
@@ -82,6 +82,7 @@ def page_csv(scenario_id: str):
     comparison = comparison_for(view)
     out = io.StringIO()
     rows = [summary_row(column, view.call) for column in comparison.columns]
+    rows += [recorded_row(comparison.recorded, view.call)] if comparison.recorded else []
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
@@ -126,13 +127,16 @@ def panel_context(view: PageState) -> dict:
                 "row": summary_row(column, view.call),
                 "at": column.call(view.call),
                 "hit": column.hits[view.call - 1],
-                "money": money(column, pricing),
+                "money": money(column.bill, pricing),
             }
             for column in comparison.columns
         ],
+        "recorded": {"column": comparison.recorded, "money": money(comparison.recorded.bill, pricing)} if comparison.recorded else None,
         "verdict": verdict_sentences(comparison),
-        "chart": request_chart(comparison, view.call, name=chart_name),
-        "phone_chart": request_chart(comparison, view.call, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, name=chart_name),
+        "chart": request_chart(comparison, view.call, name=chart_name, recorded_name=_("as recorded")),
+        "phone_chart": request_chart(
+            comparison, view.call, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, name=chart_name, recorded_name=_("as recorded")
+        ),
         "cache_models": CACHE_MODELS,
         "cache_labels": CACHE_LABELS,
         "counters": counter_labels(),
@@ -199,10 +203,9 @@ def column_name(name: Name) -> str:
     return name.strategy
 
 
-def money(column: Column, pricing: Pricing) -> dict[str, float]:
-    """The bill of a column in dollars, part by part; the parts add up to its cost."""
+def money(bill: Bill, pricing: Pricing) -> dict[str, float]:
+    """A column's bill in dollars, part by part; the parts add up to its cost."""
     per_token = pricing.price / 1_000_000
-    bill = column.bill
     parts = {
         "uncached": bill.uncached * per_token,
         "cached": bill.cached * per_token * pricing.share,
