@@ -125,8 +125,10 @@ class Replay:
             previous = self.calls[number - 2]
             before = list(previous.blocks) + ([previous.reply] if previous.reply else [])
         known = {block.id for block in before}
-        # A summary made at this call is new too, but it was not there before compaction.
-        entered = [block for block in call.blocks if block.id not in known and block.state not in ("summary", "notice")]
+        # Only the script's messages enter: what the loop wrote at this call (a summary, the
+        # overflow notice, Gemini CLI's acknowledgement of its snapshot) was not there before.
+        script = {item.id for item in self.scenario.script}
+        entered = [block for block in call.blocks if block.id not in known and block.id in script]
         return before + [block if block.state == "original" else self._as_written(block) for block in entered]
 
     def _as_written(self, block: Block) -> Block:
