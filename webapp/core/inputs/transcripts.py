@@ -14,8 +14,8 @@ from ..model import Origin, Scenario, ScriptMessage
 from ..counting.windows import model_window
 from ..settings import Settings
 from .formats import FormatError, detect, import_transcript
-from .formats.common import JsonLines, PlainText, message_layer, parse_text, relocate
-from .scenarios import ScenarioError, first_request, grouped, value_problems
+from .formats.common import TooDeep, message_layer, parse_text, relocate
+from .scenarios import ScenarioError, first_request, grouped
 
 # A pasted transcript's title and lesson, in each language of the interface (like a scenario's).
 TRANSCRIPT_WORD = {"en": "Transcript", "fr": "Transcription", "zh": "对话记录"}
@@ -78,8 +78,8 @@ def parse_transcript(
     as a scenario whose requests hold exactly its messages. A refusal names the format the
     text looks like (`ScenarioError.looks_like`) when one was recognised."""
     raw = parse_text(text)
-    if too_deep := value_problems(raw.records if isinstance(raw, JsonLines) else raw if not isinstance(raw, PlainText) else None):
-        raise ScenarioError(source, too_deep)
+    if isinstance(raw, TooDeep):
+        raise ScenarioError(source, raw.problems)
     try:
         imported = import_transcript(raw, run)
     except FormatError as error:
