@@ -166,6 +166,17 @@ def state_snapshot_level(work: Work, context: Context) -> None:
     context.summaries_made = int(ack.id[1:])
 
 
+def _clear(work: Work, context: Context, index: int, placeholder: str) -> None:
+    """The tool result at `index` replaced by `placeholder`, counted as cleared."""
+    block = work.history[index]
+    cleared = context.block(block, {**block.message, "content": placeholder}, state="cleared")
+    before = context.tokens(work.units)
+    work.units += cleared.units - block.units
+    work.history[index] = cleared
+    work.cleared.append(block.id)
+    work.cleared_tokens += before - context.tokens(work.units)
+
+
 def microcompact_level(work: Work, context: Context) -> None:
     """Claude Code, first step (approximate): every tool result but the newest
     `tool_results_kept` becomes a short placeholder, all at once."""
@@ -177,13 +188,7 @@ def microcompact_level(work: Work, context: Context) -> None:
         if context.kept(block):
             continue
         name = names.get(block.message.get("tool_call_id"), "tool")
-        note = f"{CLEARED_MARK}: an old {name} result of {len(block.text)} chars]"
-        cleared = context.block(block, {**block.message, "content": note}, state="cleared")
-        before = context.tokens(work.units)
-        work.units += cleared.units - block.units
-        history[index] = cleared
-        work.cleared.append(block.id)
-        work.cleared_tokens += before - context.tokens(work.units)
+        _clear(work, context, index, f"{CLEARED_MARK}: an old {name} result of {len(block.text)} chars]")
     if work.cleared:
         work.levels.append("microcompact")
 
@@ -246,12 +251,7 @@ def mask_level(work: Work, context: Context) -> None:
         block = history[index]
         if block.role not in TOOL_RESULT_ROLES or block.state == "cleared" or context.kept(block):
             continue
-        masked = context.block(block, {**block.message, "content": MASK}, state="cleared")
-        before = context.tokens(work.units)
-        work.units += masked.units - block.units
-        history[index] = masked
-        work.cleared.append(block.id)
-        work.cleared_tokens += before - context.tokens(work.units)
+        _clear(work, context, index, MASK)
     if work.cleared:
         work.levels.append("mask")
 
