@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 from bench.app import HELLO_PATH  # noqa: E402
 from bench.server import get, serve  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
+from tests.generators import session_with_metadata  # noqa: E402
 from tests.seed_reference import SEED_PREVIEW, load_seed_compact, seed_requests  # noqa: E402
 from webapp.core.counting import vocab  # noqa: E402
 from webapp.core.analysis.compare import compare, variants  # noqa: E402
@@ -66,20 +67,9 @@ STEP_GOALS = {("bike-shop", 5): 0.25, ("long-haul", 40): 0.15}  # issue 10: the 
 
 def session_file(target_bytes: int) -> bytes:
     """A session as agents write it: the generated transcript's first 500 messages (about
-    870,000 characters, under the store's limit of 1,000,000), each with the metadata of a line
-    of a session log, and lines of progress events around them, up to `target_bytes`."""
-    session = generate_transcript(500)
-    line = {
-        "parentUuid": "5c0a3d52-8b5e-4f0e-9c43-0b4f0e7d9a11", "isSidechain": False, "userType": "external",
-        "cwd": "/home/dev/projects/bike-shop", "sessionId": "0f8e9f5e-2c7a-4d6b-a7c3-53bd5d2a1c9e",
-        "version": "1.0.51", "gitBranch": "main", "timestamp": "2025-07-14T09:12:33.512Z",
-    }
-    for index, message in enumerate(session["messages"]):
-        message["metadata"] = {**line, "uuid": f"{index:08d}-0000-4000-8000-000000000000"}
-    size = len(json.dumps(session))
-    event = {**line, "type": "progress", "uuid": "00000000", "toolUseResult": {"stdout": "ok\n" * 60, "stderr": "", "interrupted": False}}
-    session["events"] = [{**event, "uuid": f"{index:08d}"} for index in range((target_bytes - size) // (len(json.dumps(event)) + 2))]
-    return json.dumps(session).encode()
+    870,000 characters, under the store's limit of 1,000,000) in a session's metadata, up to
+    `target_bytes`."""
+    return session_with_metadata(generate_transcript(500), target_bytes, "/home/dev/projects/bike-shop", "ok\n" * 60)
 
 
 def bench_session(repeat: int, directory: Path) -> tuple[int, int, float, float]:

@@ -110,3 +110,21 @@ def layered_scenarios(draw, min_requests=1, max_requests=7):
         script=script,
         facts=[Fact("#4471", "order number", 1)],
     )
+
+
+def session_with_metadata(chat: dict, target_bytes: int, cwd: str, tool_output: str) -> bytes:
+    """A chat as an agent's session file holds it: each message wrapped in the metadata an agent
+    records on every line (ids, working directory, version, timestamps), and lines of progress
+    events (a copy of `tool_output` each) around them, up to about `target_bytes`. For the size
+    tests and the 20 MB benchmark: the replay keeps the messages, not the metadata."""
+    line = {
+        "parentUuid": "5c0a3d52-8b5e-4f0e-9c43-0b4f0e7d9a11", "isSidechain": False, "userType": "external",
+        "cwd": cwd, "sessionId": "0f8e9f5e-2c7a-4d6b-a7c3-53bd5d2a1c9e",
+        "version": "1.0.51", "gitBranch": "main", "timestamp": "2025-07-14T09:12:33.512Z",
+    }
+    for index, message in enumerate(chat["messages"]):
+        message["metadata"] = {**line, "uuid": f"{index:08d}-0000-4000-8000-000000000000"}
+    size = len(json.dumps(chat))
+    event = {**line, "type": "progress", "uuid": "00000000", "toolUseResult": {"stdout": tool_output, "stderr": "", "interrupted": False}}
+    chat["events"] = [{**event, "uuid": f"{index:08d}"} for index in range(max(0, target_bytes - size) // (len(json.dumps(event)) + 2))]
+    return json.dumps(chat).encode()

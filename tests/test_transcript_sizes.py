@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.generators import session_with_metadata
+
 from webapp import create_app
 
 FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "chat-tool-call.json"
@@ -57,27 +59,14 @@ def test_the_form_says_the_limits_it_applies(client, app):
     assert f"{app.config['TRANSCRIPT_MAX_CHARACTERS']:,} characters" in page
 
 
-def session_with_metadata(target_bytes: int) -> bytes:
-    """A session as an agent writes it: the fixture's few messages, each wrapped in the
-    metadata an agent records on every line (ids, working directory, version, timestamps, a
-    copy of the tool output), and many lines of events around them, up to `target_bytes`."""
-    request = json.loads(FIXTURE.read_text())
-    line = {
-        "parentUuid": "5c0a3d52-8b5e-4f0e-9c43-0b4f0e7d9a11", "isSidechain": False, "userType": "external",
-        "cwd": "/home/dev/projects/weather-service", "sessionId": "0f8e9f5e-2c7a-4d6b-a7c3-53bd5d2a1c9e",
-        "version": "1.0.51", "gitBranch": "main", "timestamp": "2025-07-14T09:12:33.512Z",
-    }
-    for index, message in enumerate(request["messages"]):
-        message["metadata"] = {**line, "uuid": f"{index:08d}-0000-4000-8000-000000000000"}
-    event = {**line, "type": "progress", "toolUseResult": {"stdout": "20.0\n" * 40, "stderr": "", "interrupted": False}}
-    one = len(json.dumps(event)) + 2
-    request["events"] = [{**event, "uuid": f"{index:08d}"} for index in range(target_bytes // one)]
-    return json.dumps(request).encode()
+def session_of(target_bytes: int) -> bytes:
+    """The fixture's few messages in a session's metadata, many lines of events around them."""
+    return session_with_metadata(json.loads(FIXTURE.read_text()), target_bytes, "/home/dev/projects/weather-service", "20.0\n" * 40)
 
 
 def test_a_large_session_whose_messages_fit_is_accepted_and_served_back_byte_for_byte(tmp_path):
     client = new_client(tmp_path)
-    data = session_with_metadata(15_000_000)
+    data = session_of(15_000_000)
     assert 10_000_000 < len(data) <= 20_000_000
     response = upload(client, data)
     assert response.status_code == 303, response.get_data(as_text=True)[:2000]
