@@ -67,6 +67,19 @@ def browser():
         browser.close()
 
 
+# The three screens every layout test looks at: a phone, a laptop, a projector (width: height).
+SIZES = {390: 844, 1280: 800, 1920: 1080}
+
+
+@pytest.fixture
+def sized(browser, request):
+    """A page at the width (and height) the test's `width` parameter names."""
+    width = request.node.callspec.params["width"]
+    context = browser.new_context(viewport={"width": width, "height": SIZES[width]}, reduced_motion="reduce")
+    yield context.new_page()
+    context.close()
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1366, "height": 900})

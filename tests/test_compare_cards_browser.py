@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import SIZES
+
 from webapp.core.model import LANGUAGES
 
-SIZES = {390: 844, 1280: 800, 1920: 1080}
 
 # The text-bearing parts of a card: every element whose own text (not its children's) is shown.
 CARD_TEXTS = """() => [...document.querySelectorAll('#columns .column')].map(card => {
@@ -19,13 +20,6 @@ CARD_TEXTS = """() => [...document.querySelectorAll('#columns .column')].map(car
         return {text: e.textContent.trim().slice(0, 40), tag: e.tagName, left: r.left, right: r.right, top: r.top, bottom: r.bottom}; });
 })"""
 
-
-@pytest.fixture
-def sized(browser, request):
-    width = request.node.callspec.params["width"]
-    context = browser.new_context(viewport={"width": width, "height": SIZES[width]}, reduced_motion="reduce")
-    yield context.new_page()
-    context.close()
 
 
 def overlap(a: dict, b: dict) -> bool:

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import SIZES
+
 from tests.golden import key_calls, lessons
 from webapp.core.model import LANGUAGES
 
-SIZES = {390: 844, 1280: 800, 1920: 1080}
 # Calls the issue named that the spread of a long lesson's key calls leaves out.
 NAMED = {"long-haul": [40]}
 

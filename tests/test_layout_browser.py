@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
+
+from tests.conftest import SIZES
 from playwright.sync_api import expect
 
 from webapp.core.model import LANGUAGES
 
-SIZES = {390: 844, 1280: 800, 1920: 1080}
 PAGES = [
     "/",
     "/play/bike-shop?call=5",
@@ -33,14 +34,6 @@ PAGES = [
 def with_lang(path: str, lang: str) -> str:
     return f"{path}{'&' if '?' in path else '?'}lang={lang}"
 
-
-@pytest.fixture
-def sized(browser, request):
-    """A page at the width (and height) the test's `width` parameter names."""
-    width = request.node.callspec.params["width"]
-    context = browser.new_context(viewport={"width": width, "height": SIZES[width]}, reduced_motion="reduce")
-    yield context.new_page()
-    context.close()
 
 
 def overflowing(page) -> list[str]:
