@@ -7,11 +7,14 @@ link, before and after a restart. A file is written under a temporary name and r
 place, so a reader never sees half a file, and two servers storing the same content write
 the same bytes.
 
-An index beside the files (`index.sqlite3`, SQLite's own locking makes it safe across
-processes) records each transcript's size on disk, who pasted it and when it was last used,
-and which were removed to make room. So a paste never lists or stats the store, a missing
-link says whether it was removed or never stored, and eviction counts what the disk holds
-(blocks, not file sizes: a 1-byte file takes a whole block).
+An index beside the files (store_index.py) records each transcript's size on disk, who pasted
+it and when it was last used, and which were removed and why. So a paste never lists or stats
+the store, a missing link says whether it was removed or never stored, and eviction counts what
+the disk holds (blocks, not file sizes: a 1-byte file takes a whole block).
+
+The store degrades, never the site (store_faults.py): whatever state its folder is in at start
+(read-only, impossible to create, full, its index corrupt), the store is built; it then reads
+what is stored, and refuses pastes with StoreUnwritable until one finds it writable again.
 
 Limits: each file at most `max_bytes` as sent, the metadata an agent writes around its
 messages included; what the replay holds at most `max_messages` messages (a replay keeps every
@@ -26,6 +29,7 @@ metadata included (the store serves them back byte for byte).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import json
@@ -34,45 +38,23 @@ import re
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..lru import LRUCache
 from .scenarios import ScenarioError
+from .store_faults import StoreUnwritable, log, unwritable
+from .store_index import SUFFIX, TRANSCRIPT_ID, Missing, TranscriptIndex, disk_bytes
 from .transcripts import parse_transcript, transcript_id
 from ..model import Scenario
 
-TRANSCRIPT_ID = re.compile(r"^t-[0-9a-f]{16}$")
 # The link of one run of a file holding several: t-<hash>-r2 (run 1 is t-<hash> itself).
 RUN_LINK = re.compile(r"^(?P<name>t-[0-9a-f]{16})-r(?P<run>[2-9]|[1-9][0-9]{1,3})$")
-SUFFIX = ".json"
-INDEX = "index.sqlite3"
-BLOCK = 4096  # where a file system does not report its blocks
 # A read marks a transcript as used at most this often per worker: a step through a play page
 # reads it at every click, and the recency of eviction does not need the second.
 TOUCH_EVERY = 60.0
-# Removals remembered to explain a dead link; past it the oldest are forgotten.
-REMEMBERED_REMOVALS = 200_000
 # A parsed transcript holds about 3.3 times the characters of its messages in memory
 # (tracemalloc, 1 MB chat-completions transcripts); the metadata around them is not kept.
 PARSED_BYTES_PER_CHARACTER = 4
-
-
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS transcripts (
-        name TEXT PRIMARY KEY,
-        disk INTEGER NOT NULL,      -- bytes the file takes on disk (its blocks)
-        client TEXT NOT NULL,       -- client_key() of who pasted it
-        used REAL NOT NULL,         -- last stored or read, seconds since the epoch
-        removed REAL                -- NULL while stored; when it was removed to make room
-    )""",
-    "CREATE INDEX IF NOT EXISTS stored_by_use ON transcripts (removed, used)",
-    "CREATE INDEX IF NOT EXISTS stored_by_client ON transcripts (client, removed, used)",
-    # Running totals, so that a paste never adds up the whole store.
-    "CREATE TABLE IF NOT EXISTS clients (client TEXT PRIMARY KEY, disk INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 0), disk INTEGER NOT NULL)",
-    "INSERT OR IGNORE INTO totals VALUES (0, 0)",
-)
 
 
 class TranscriptTooLarge(ValueError):
@@ -84,14 +66,6 @@ class TranscriptTooLarge(ValueError):
 
 class TranscriptNotText(ValueError):
     """The bytes are not UTF-8 text."""
-
-
-@dataclass(frozen=True)
-class Missing:
-    """Why a link finds no transcript: `removed` is when it was removed to make room, or None
-    when nothing was ever stored under it here."""
-
-    removed: float | None
 
 
 def decode(data: bytes) -> str:
@@ -123,14 +97,6 @@ def held_characters(scenario: Scenario) -> int:
     return len(json.dumps([messages, scenario.tools], ensure_ascii=False, separators=(",", ":")))
 
 
-def disk_bytes(path: Path) -> int:
-    status = path.stat()
-    blocks = getattr(status, "st_blocks", None)
-    if blocks is None:
-        return -(-status.st_size // BLOCK) * BLOCK
-    return max(blocks * 512, BLOCK if status.st_size else 0)
-
-
 class TranscriptStore:
     def __init__(
         self,
@@ -153,9 +119,11 @@ class TranscriptStore:
             parsed_cache, parsed_cache_bytes, lambda name, entry: PARSED_BYTES_PER_CHARACTER * entry[1]
         )
         self._touched: dict[str, float] = {}
-        self._local = threading.local()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._open_index()
+        self._index = TranscriptIndex(self.directory, self.max_total_bytes, self.max_client_bytes)
+        # Why the store cannot keep a new transcript, while it cannot (None when it can).
+        self.fault: StoreUnwritable | None = None
+        self._ready = False
+        self._start()
 
     def path(self, name: str) -> Path:
         return self.directory / f"{name}{SUFFIX}"
@@ -187,17 +155,44 @@ class TranscriptStore:
 
     def save(self, data: bytes, client: str = "") -> Scenario:
         """Validate and store the exact bytes; returns the scenario, whose id is the link.
-        Storing the same bytes again only marks them as used."""
+        Storing the same bytes again only marks them as used. Raises StoreUnwritable, with
+        nothing kept, when the folder or the index cannot be written or the disk is full."""
         scenario, characters = self.parse(data)
-        target = self.path(scenario.id)
-        if not target.exists():
-            partial = target.with_name(f".{scenario.id}.{os.getpid()}.{threading.get_ident()}.partial")
-            partial.write_bytes(data)
-            partial.replace(target)
-        removed = self._index_saved(scenario.id, disk_bytes(target), client)
+        try:
+            if not self._ready and not self._start():  # a store that failed at start may work now
+                raise self.fault or StoreUnwritable("the store did not start")
+            wrote = self._write(scenario.id, data)
+            try:
+                removed = self._index.saved(scenario.id, disk_bytes(self.path(scenario.id)), client)
+            except BaseException:
+                if wrote:  # a file the index does not count would be outside every quota
+                    self.path(scenario.id).unlink(missing_ok=True)
+                raise
+        except (OSError, sqlite3.Error) as error:
+            if (fault := unwritable(error)) is None:
+                raise
+            self.fault = fault
+            raise fault from error
+        self.fault = None
         self._forget(removed)
         self._parsed.put(scenario.id, (scenario, characters))
         return scenario
+
+    def _write(self, name: str, data: bytes) -> bool:
+        """Write the file under a temporary name, then rename it into place; False when it was
+        there already. A failed write leaves no partial file behind."""
+        target = self.path(name)
+        if target.exists():
+            return False
+        partial = target.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}.partial")
+        try:
+            partial.write_bytes(data)
+            partial.replace(target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            raise
+        return True
 
     def read_bytes(self, name: str) -> bytes | None:
         """The bytes stored under `name`, exactly as they were pasted, or None."""
@@ -250,129 +245,39 @@ class TranscriptStore:
         return scenario
 
     def missing(self, name: str) -> Missing:
-        name = chosen["name"] if (chosen := RUN_LINK.match(name)) else name
-        row = self._db().execute("SELECT removed FROM transcripts WHERE name = ?", (name,)).fetchone()
-        return Missing(row[0] if row else None)
+        """Why `name` finds no transcript (the stored file's, for the link of a run)."""
+        return self._index.missing(chosen["name"] if (chosen := RUN_LINK.match(name)) else name)
 
     def usage(self, client: str | None = None) -> int:
         """Bytes on disk of the stored transcripts, of one client or of all."""
-        if client is None:
-            return self._db().execute("SELECT disk FROM totals").fetchone()[0]
-        return self._client_bytes(self._db(), client)
+        return self._index.usage(client)
 
-    # --- The index ----------------------------------------------------------------------------
-
-    def _db(self) -> sqlite3.Connection:
-        """This thread's connection: SQLite connections are shared neither across threads nor
-        across a fork (gunicorn may create the app before forking its workers)."""
-        if getattr(self._local, "pid", None) != os.getpid():
-            connection = sqlite3.connect(self.directory / INDEX, timeout=30, isolation_level=None)
-            connection.execute("PRAGMA synchronous = NORMAL")
-            self._local.connection, self._local.pid = connection, os.getpid()
-        return self._local.connection
-
-    def _open_index(self) -> None:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
+    def _start(self) -> bool:
+        """Create the folder and open the index, tidied (TranscriptIndex._tidy). Whatever fails, the store
+        stays up: it reads what is stored and refuses pastes (`fault`) until one finds it
+        writable again."""
         try:
-            fresh = db.execute("SELECT name FROM sqlite_master WHERE name = 'transcripts'").fetchone() is None
-            for statement in SCHEMA:
-                db.execute(statement)
-            if fresh:
-                # A directory from before the index: its transcripts are adopted once, as used
-                # when their files were last modified.
-                for path in self.directory.glob(f"t-*{SUFFIX}"):
-                    if TRANSCRIPT_ID.match(path.stem):
-                        self._add(db, path.stem, disk_bytes(path), "", path.stat().st_mtime)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-
-    @staticmethod
-    def _client_bytes(db: sqlite3.Connection, client: str) -> int:
-        row = db.execute("SELECT disk FROM clients WHERE client = ?", (client,)).fetchone()
-        return row[0] if row else 0
-
-    @staticmethod
-    def _add(db: sqlite3.Connection, name: str, disk: int, client: str, used: float) -> None:
-        db.execute("INSERT OR REPLACE INTO transcripts VALUES (?, ?, ?, ?, NULL)", (name, disk, client, used))
-        db.execute("INSERT INTO clients VALUES (?, ?) ON CONFLICT (client) DO UPDATE SET disk = disk + excluded.disk", (client, disk))
-        db.execute("UPDATE totals SET disk = disk + ?", (disk,))
-
-    def _index_saved(self, name: str, disk: int, client: str) -> list[str]:
-        """Record a stored transcript, then remove the least recently used until the client's
-        share and the store's cap both hold; returns the names removed."""
-        db = self._db()
-        now = time.time()
-        removed: list[str] = []
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            row = db.execute("SELECT removed FROM transcripts WHERE name = ?", (name,)).fetchone()
-            if row is not None and row[0] is None:
-                db.execute("UPDATE transcripts SET used = ? WHERE name = ?", (now, name))
-            else:
-                self._add(db, name, disk, client, now)
-            while self._client_bytes(db, client) > self.max_client_bytes:
-                oldest = db.execute(
-                    "SELECT name FROM transcripts WHERE client = ? AND removed IS NULL AND name != ? ORDER BY used LIMIT 1",
-                    (client, name),
-                ).fetchone()
-                if oldest is None:
-                    break
-                removed.append(self._remove(db, oldest[0], now))
-            while db.execute("SELECT disk FROM totals").fetchone()[0] > self.max_total_bytes:
-                oldest = db.execute(
-                    "SELECT name FROM transcripts WHERE removed IS NULL AND name != ? ORDER BY used LIMIT 1", (name,)
-                ).fetchone()
-                if oldest is None:
-                    break
-                removed.append(self._remove(db, oldest[0], now))
-            if removed:
-                self._forget_old_removals(db)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        return removed
-
-    def _remove(self, db: sqlite3.Connection, name: str, now: float) -> str:
-        disk, client = db.execute("SELECT disk, client FROM transcripts WHERE name = ?", (name,)).fetchone()
-        db.execute("UPDATE transcripts SET removed = ? WHERE name = ?", (now, name))
-        db.execute("UPDATE clients SET disk = disk - ? WHERE client = ?", (disk, client))
-        db.execute("UPDATE totals SET disk = disk - ?", (disk,))
-        try:
-            self.path(name).unlink()
-        except FileNotFoundError:
-            pass
-        return name
-
-    @staticmethod
-    def _forget_old_removals(db: sqlite3.Connection) -> None:
-        db.execute(
-            "DELETE FROM transcripts WHERE removed IS NOT NULL AND removed <= "
-            "(SELECT removed FROM transcripts WHERE removed IS NOT NULL ORDER BY removed DESC LIMIT 1 OFFSET ?)",
-            (REMEMBERED_REMOVALS,),
-        )
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._index.open()
+        except (OSError, sqlite3.Error) as error:
+            if (fault := unwritable(error)) is None:
+                raise
+            self.fault = fault
+            log.warning("transcript store %s cannot be written (%s): pastes are refused, stored transcripts are still read",
+                        self.directory, fault.reason)
+            return False
+        self._ready, self.fault = True, None
+        return True
 
     def _touch(self, name: str) -> None:
+        """Record a read, for the recency of eviction: best effort, a read never fails for it."""
         now = time.time()
         if now - self._touched.get(name, 0.0) < TOUCH_EVERY:
             return
         if len(self._touched) > 4 * self._parsed.max_entries:
             self._touched.clear()
         self._touched[name] = now
-        db = self._db()
-        if db.execute("UPDATE transcripts SET used = ? WHERE name = ? AND removed IS NULL", (now, name)).rowcount == 0:
-            # A file the index does not know (copied in by hand, or its save was interrupted).
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if db.execute("SELECT 1 FROM transcripts WHERE name = ? AND removed IS NULL", (name,)).fetchone() is None:
-                    self._add(db, name, disk_bytes(self.path(name)), "", now)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        self._index.record_use(name, now)
 
     def _forget(self, names: list[str]) -> None:
         for name in names:
