@@ -69,11 +69,11 @@ def test_a_dead_link_says_whether_it_was_removed_or_never_stored(tmp_path):
     first = link(bodies[0].encode())
     restarted = new_app(tmp_path, TRANSCRIPT_STORE_MAX_BYTES=2 * 4096).test_client()
     removed = restarted.get(f"/play/{first}")
-    assert removed.status_code == 404
+    assert removed.status_code == 410  # Gone: it was stored here
     assert f"The transcript {first} was removed on" in text(removed) and "to make room" in text(removed)
     never = restarted.get("/play/t-00000000000000ff")
     assert never.status_code == 404 and "No transcript was ever stored as t-00000000000000ff" in text(never)
-    assert restarted.get(f"/transcripts/{first}.json").status_code == 404
+    assert restarted.get(f"/transcripts/{first}.json").status_code == 410
     # Pasting it again brings the same link back.
     assert restarted.post("/transcripts", data={"transcript": bodies[0]}).headers["Location"] == f"/play/{first}"
     assert restarted.get(f"/play/{first}").status_code == 200
@@ -94,7 +94,7 @@ def test_one_client_cannot_push_out_the_others(tmp_path):
     store = app.extensions["transcript_store"]
     assert store.usage(client_key("2001:db8::1")) <= 4 * 4096
     assert client.get(f"/play/{link(flood[-1].encode())}").status_code == 200
-    assert client.get(f"/play/{link(flood[0].encode())}").status_code == 404
+    assert client.get(f"/play/{link(flood[0].encode())}").status_code == 410  # removed to make room
 
 
 def test_the_cap_counts_disk_blocks_not_file_sizes(tmp_path):

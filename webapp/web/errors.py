@@ -49,6 +49,7 @@ def error_page(status: int, problems: list[str]):
     titles = {
         400: _("Bad request"),
         404: _("Not found"),
+        410: _("Removed"),
         413: _("Too large"),
         422: _("Too much to compute"),
         500: _("Server error"),

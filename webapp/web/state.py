@@ -39,6 +39,7 @@ from flask_babel import gettext as _
 from pydantic import BaseModel
 
 from ..core.analysis.pricing import Pricing, parse_pricing
+from ..core.inputs.store_index import DELETED, ROOM, UNKNOWN
 from ..core.model import ID_PATTERN, LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, changed_from, parse_settings, with_strategy
 from .services import library, store
@@ -298,17 +299,22 @@ def _find(scenario_id: str) -> Scenario:
 
 
 def missing_transcript(name: str) -> StateError:
-    """The 404 of a transcript link that finds nothing, saying what happened to it."""
-    removed = store().missing(name).removed
-    if removed is not None:
+    """The answer to a transcript link that finds nothing, saying what happened to it: 410
+    when it was removed (to make room, or its file deleted on the server), else 404."""
+    missing = store().missing(name)
+    if missing.why == ROOM:
         problem = _(
             "The transcript %(name)s was removed on %(date)s to make room for newer ones. Paste it again: it gets the same link back.",
             name=name,
-            date=format_date(datetime.fromtimestamp(removed, UTC)),
+            date=format_date(datetime.fromtimestamp(missing.removed, UTC)),
         )
+    elif missing.why == DELETED:
+        problem = _("The transcript %(name)s was removed: its file was deleted from this server. Paste it again: it gets the same link back.", name=name)
+    elif missing.why == UNKNOWN:
+        problem = _("The transcript %(name)s cannot be found, and the server's store cannot say why right now. Check the link, or paste the transcript again.", name=name)
     else:
         problem = _("No transcript was ever stored as %(name)s on this server. Check the link, or paste the transcript again.", name=name)
-    return StateError(404, [problem])
+    return StateError(410 if missing.why in (ROOM, DELETED) else 404, [problem])
 
 
 def read_state(scenario_id: str, args: Mapping[str, Any], endpoint: str = "play.page") -> PageState:

@@ -12,6 +12,8 @@ import contextlib
 import errno
 import fcntl
 import logging
+import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -46,6 +48,12 @@ def is_corrupt(error: BaseException) -> bool:
     return isinstance(error, sqlite3.DatabaseError) and sqlite_code(error) in {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 
+def needs_repair(error: BaseException) -> bool:
+    """A corrupt index, or one emptied by a repair still under way in another process
+    (SQLite reads an empty file as a database without tables)."""
+    return is_corrupt(error) or (isinstance(error, sqlite3.OperationalError) and str(error).startswith("no such table"))
+
+
 def unwritable(error: BaseException) -> StoreUnwritable | None:
     """The fault of the folder or the index that `error` reports, or None when it is no such
     fault (then it is a bug, and is raised as it is)."""
@@ -70,20 +78,23 @@ def repair_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def move_aside(index: Path) -> Path:
-    """Rename a corrupt index (and its journal, if any) to `<name>.corrupt-<UTC time>`: kept
-    for whoever wants to look into it, never silently lost."""
+def set_aside(index: Path) -> Path:
+    """Copy a corrupt index to `<name>.corrupt-<UTC time>` (kept for whoever wants to look into
+    it, never silently lost), then empty it in place, which SQLite reads as a new database.
+    Copied and emptied, not renamed: the other workers keep the file open, SQLite's locks hold
+    on its inode, and a connection to a renamed index would take the new one's journal for its
+    own (and roll it back into the old file). Its own journal, if any, is moved aside too."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     aside = index.with_name(f"{index.name}.corrupt-{stamp}")
     count = 1
     while aside.exists():
         count += 1
         aside = index.with_name(f"{index.name}.corrupt-{stamp}-{count}")
-    index.replace(aside)
-    for suffix in ("-journal", "-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            index.with_name(index.name + suffix).replace(aside.with_name(aside.name + suffix))
-    log.error("transcript store: the index %s was corrupt; moved aside to %s and rebuilt from the files", index, aside)
+    shutil.copyfile(index, aside)
+    with contextlib.suppress(FileNotFoundError):
+        index.with_name(index.name + "-journal").replace(aside.with_name(aside.name + "-journal"))
+    os.truncate(index, 0)
+    log.error("transcript store: the index %s was corrupt; copied aside to %s and rebuilt from the files", index, aside)
     return aside
 
 

@@ -5,8 +5,8 @@ last used, and which were removed and why; with running totals per client and fo
 It keeps itself whole: at start (and into a rebuilt index) it removes the partial files no
 paste is writing, adopts the files it does not know and marks removed the rows whose file is
 gone. An index found corrupt, at start or while running ("file is not a database", "database
-disk image is malformed"), is moved aside with a timestamp, logged, and rebuilt from the
-files, by one process at a time (a file lock); the others reconnect to the rebuilt one. What
+disk image is malformed"), is copied aside with a timestamp, logged, emptied and rebuilt from
+the files, by one process at a time (a file lock); the others then read the rebuilt one. What
 it records of a read is best effort: a read never fails because its use could not be written.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from .store_faults import is_corrupt, log, move_aside, repair_lock, transaction, unwritable
+from .store_faults import is_corrupt, log, needs_repair, repair_lock, set_aside, transaction, unwritable
 
 TRANSCRIPT_ID = re.compile(r"^t-[0-9a-f]{16}$")
 SUFFIX = ".json"
@@ -150,13 +150,13 @@ class TranscriptIndex:
 
     def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work` on this thread's connection. An index found corrupt, at start or while
-        running, is moved aside and rebuilt from the files, once across the processes sharing
+        running, is set aside and rebuilt from the files, once across the processes sharing
         it; then `work` runs again, on the new one."""
         generation = self._generation
         try:
             return work(self._db())
         except sqlite3.DatabaseError as error:
-            if not is_corrupt(error):
+            if not needs_repair(error):
                 raise
         self._repair(generation)
         return work(self._db())
@@ -166,18 +166,19 @@ class TranscriptIndex:
             if generation != self._generation:
                 return  # another thread of this process reconnected to the rebuilt index
             with repair_lock(self.directory):
-                corrupt = not self._healthy()  # or another process rebuilt it already
-                if corrupt:
-                    move_aside(self.directory / INDEX)
+                broken = not self._healthy()  # or another process rebuilt it already
+                if broken and (self.directory / INDEX).stat().st_size:
+                    set_aside(self.directory / INDEX)
                 self._generation += 1
-                if corrupt:
+                if broken:
                     self._open_index(self._db())
 
     def _healthy(self) -> bool:
-        """Whether the index now at its path reads as a database."""
+        """Whether the index now at its path reads as a database that holds its tables."""
         probe = sqlite3.connect(self.directory / INDEX, timeout=30)
         try:
-            return probe.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            checked = probe.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            return checked and probe.execute("SELECT 1 FROM sqlite_master WHERE name = 'totals'").fetchone() is not None
         except sqlite3.DatabaseError as error:
             if is_corrupt(error):
                 return False

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 
-from flask import Blueprint, Response, redirect, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from ...core.inputs.scenarios import ScenarioError, problem_groups
 from ...core.inputs.store import TranscriptNotText, TranscriptTooLarge, client_key
+from ...core.inputs.store_faults import StoreUnwritable
 from ...core.model import LANGUAGES
 from ..languages import transcript_formats
 from ..services import store
@@ -44,8 +45,9 @@ EXAMPLE_TEXT = json.dumps(EXAMPLE, indent=2, ensure_ascii=False)
 
 @blueprint.get("/transcripts/new")
 def new():
-    """The form; `?example=1` puts the example in the box, for a browser without JavaScript."""
-    return form_page(text=EXAMPLE_TEXT if request.args.get("example") == "1" else "")
+    """The form; `?example=1` puts the example in the box, for a browser without JavaScript.
+    While the store cannot be written, the form says so before anyone pastes."""
+    return form_page(text=EXAMPLE_TEXT if request.args.get("example") == "1" else "", store_fault=store().fault)
 
 
 @blueprint.get("/transcripts/<name>.json")
@@ -96,13 +98,44 @@ def create():
         return form_page([("", _("The file is not UTF-8 text: upload the JSON file itself."))], "", 400)
     except ScenarioError as error:
         return form_page(error.problems, text if text is not None else data.decode("utf-8-sig"), 400, error.looks_like)
+    except StoreUnwritable as error:
+        return store_refused(error, text or "")
     return redirect(PageState.first(scenario, lang=wanted).url(), code=303)
 
 
-def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", status: int = 200, looks_like: str | None = None):
+def store_refused(fault: StoreUnwritable, text: str):
+    """A paste the store could not keep: 507 when the disk is full, else 503, saying what
+    happened and what still works; the form again with the pasted text, or the same in JSON
+    for a client that asks for JSON."""
+    current_app.logger.warning("transcript store: a paste was refused: %s", fault.reason)
+    status = 507 if fault.full else 503
+    headers = {} if fault.full else {"Retry-After": "60"}
+    if request.accept_mimetypes.best_match(["text/html", "application/json"]) == "application/json":
+        title, problems = store_fault_text(fault)
+        return jsonify(status=status, title=title, problems=problems), status, headers
+    return (*form_page(text=text, status=status, store_fault=fault), headers)
+
+
+def store_fault_text(fault: StoreUnwritable) -> tuple[str, list[str]]:
+    """The title and the lines that tell a visitor that the store cannot keep a transcript."""
+    if fault.full:
+        title = _("The server's disk is full")
+        happened = _("The server's disk is full, so it cannot store a transcript now. Nothing you sent was kept.")
+    else:
+        title = _("Transcripts cannot be stored right now")
+        happened = _("The server cannot store a transcript now: its transcript store cannot be written. Nothing you sent was kept.")
+    still = _("Everything else still works: the lessons, the comparisons and every transcript already stored. Try again later, or tell whoever runs this server.")
+    return title, [happened, still]
+
+
+def form_page(
+    problems: list[tuple[str, str]] | None = None, text: str = "", status: int = 200, looks_like: str | None = None,
+    store_fault: StoreUnwritable | None = None,
+):
     """The paste page; a refusal's problems grouped by what they say (with how many places
     and the first few), at most SHOWN_PROBLEMS lines and a count of the rest, under the name
-    of the format the input looks like."""
+    of the format the input looks like; above the form, why the store cannot keep a
+    transcript, while it cannot."""
     problems = problems or []
     limits = {
         "limit": format_number(store().max_bytes),
@@ -124,6 +157,7 @@ def form_page(problems: list[tuple[str, str]] | None = None, text: str = "", sta
             tool_pair_problems=tool_pair_problems,
             formats=transcript_formats(),
             example=EXAMPLE_TEXT,
+            store_fault=store_fault_text(store_fault) if store_fault else None,
         ),
         status,
     )
