@@ -24,10 +24,14 @@ import sqlite3
 import subprocess
 import traceback
 from pathlib import Path
+from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from webapp.core.inputs.store import TranscriptStore, client_key, disk_bytes
+from webapp.core.inputs.store_faults import StoreUnwritable
 from webapp.core.inputs.store_index import ADOPTED, INDEX
 
 LESSON = "/play/bike-shop"
@@ -318,3 +322,41 @@ def test_a_file_deleted_while_the_server_was_stopped_is_uncharged_at_start(tmp_p
     restarted = TranscriptStore(tmp_path, max_bytes=100_000, max_total_bytes=1_000_000)
     assert restarted.usage(client_key("192.0.2.8")) == disk_bytes(restarted.path(names[1]))
     assert restarted.missing(names[0]).why == "deleted"
+
+
+# --- Whatever fails, the index counts what the disk holds ---------------------------------------
+
+
+@contextlib.contextmanager
+def failing(step: str | None):
+    """Injected: the paste's file write or its rename into place fails with ENOSPC."""
+    if step is None:
+        yield
+        return
+    original = getattr(Path, step)
+
+    def fail(self, *args):
+        if self.name.endswith(".partial"):
+            if step == "write_bytes":
+                original(self, args[0][:7])  # a half-written file, as a full disk leaves it
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return original(self, *args)
+
+    with mock.patch.object(Path, step, fail):
+        yield
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 7), st.sampled_from([None, None, "write_bytes", "replace"])), min_size=1, max_size=14))
+def test_whatever_write_fails_the_index_counts_exactly_the_files_on_disk(tmp_path_factory, pastes):
+    folder = tmp_path_factory.mktemp("store")
+    store = TranscriptStore(folder, max_bytes=100_000, max_total_bytes=6 * 4096, max_client_bytes=4 * 4096)
+    clients = [client_key("192.0.2.1"), client_key("192.0.2.2")]
+    for content, step in pastes:
+        with failing(step), contextlib.suppress(StoreUnwritable):
+            store.save(chat(f"{content}").encode(), clients[content % 2])
+    files = list(folder.glob("t-*.json"))
+    assert store.usage() == sum(disk_bytes(path) for path in files) <= 6 * 4096
+    assert all(store.usage(client) <= 4 * 4096 for client in clients)
+    assert leftovers(folder) == []
+    assert TranscriptStore(folder, max_bytes=100_000, max_total_bytes=6 * 4096).usage(ADOPTED) == 0  # nothing unindexed

@@ -127,6 +127,14 @@ def attack_row(
     return Row(row.attack, row.idle_p99, row.attack_p99, row.server_errors, row.note + (f"; index copies set aside: {aside}" if aside else ""))
 
 
+def healthy(options: argparse.Namespace) -> list[Row]:
+    """The same clients on a store with no fault: the reference for the rows of the faults,
+    since four clients pasting and reading in a loop load the two cores by themselves."""
+    with tempfile.TemporaryDirectory(prefix="attack-store-") as scratch:
+        folder = Path(scratch) / "transcripts"
+        return [attack_row("store: no fault (reference)", folder, options, store_some(folder, Path(scratch)), Path(scratch))]
+
+
 def full_disk(options: argparse.Namespace) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="attack-store-") as scratch, tmpfs(Path(scratch) / "disk", "8m") as disk:
         folder = disk / "transcripts"
@@ -162,6 +170,7 @@ def corrupt_while_running(options: argparse.Namespace) -> list[Row]:
 
 
 ATTACKS = [
+    Attack("store-healthy", "the same pastes and reads on a store with no fault (the reference)", healthy),
     Attack("store-full", "a full disk under the transcript store: pastes and reads of stored transcripts", full_disk),
     Attack("store-read-only", "the transcript folder read-only when the server starts", read_only),
     Attack("store-corrupt-start", "garbage over the index's header before the server starts", corrupt_at_start),
