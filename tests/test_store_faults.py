@@ -360,3 +360,25 @@ def test_whatever_write_fails_the_index_counts_exactly_the_files_on_disk(tmp_pat
     assert all(store.usage(client) <= 4 * 4096 for client in clients)
     assert leftovers(folder) == []
     assert TranscriptStore(folder, max_bytes=100_000, max_total_bytes=6 * 4096).usage(ADOPTED) == 0  # nothing unindexed
+
+
+# --- What a person sees -------------------------------------------------------------------------
+
+
+def test_a_person_pasting_on_a_read_only_store_is_told_and_keeps_the_text(page, tmp_path):
+    from bench.server import serve
+
+    folder = tmp_path / "store"
+    with tmpfs(folder):
+        kept = chat("déjà là")
+        store_in_another_process(folder, [kept])
+        read_only(folder)
+        with serve(workers=1, config={"TRANSCRIPT_DIR": str(folder)}, error_log=str(tmp_path / "gunicorn.log")) as (port, _):
+            page.goto(f"http://127.0.0.1:{port}/transcripts/new?lang=fr")
+            assert page.locator("#store-fault").is_visible()  # told before pasting
+            page.fill("#transcript", chat("nouveau"))
+            page.click("#transcript-submit")
+            assert "Tout le reste fonctionne" in page.locator("#store-fault").inner_text()
+            assert page.input_value("#transcript") == chat("nouveau")
+            page.goto(f"http://127.0.0.1:{port}/play/{link(kept)}")
+            assert page.locator("h1").first.inner_text().startswith(f"Transcript {link(kept)}")
