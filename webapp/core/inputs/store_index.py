@@ -94,8 +94,10 @@ def abandoned(partial: Path, now: float) -> bool:
     return age > PARTIAL_GRACE
 
 
-
 class TranscriptIndex:
+    """The index of one store folder, shared by every thread of a process (each with its own
+    connection) and by every process that points at the folder."""
+
     def __init__(self, directory: Path, max_total_bytes: int, max_client_bytes: int):
         self.directory = directory
         self.max_total_bytes = max_total_bytes
