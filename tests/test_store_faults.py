@@ -382,3 +382,19 @@ def test_a_person_pasting_on_a_read_only_store_is_told_and_keeps_the_text(page, 
             assert page.input_value("#transcript") == chat("nouveau")
             page.goto(f"http://127.0.0.1:{port}/play/{link(kept)}")
             assert page.locator("h1").first.inner_text().startswith(f"Transcript {link(kept)}")
+
+
+def test_every_gunicorn_worker_boots_on_a_corrupt_index_and_serves_the_stored_transcripts(tmp_path):
+    """A real gunicorn with the production settings, two workers, each building the app on the
+    corrupt index at once (today: every worker fails to boot and gunicorn exits)."""
+    from bench.server import get, serve
+
+    folder = tmp_path / "store"
+    bodies = [chat(f"servi {n}") for n in range(4)]
+    store_in_another_process(folder, bodies)
+    corrupt(folder)
+    with serve(workers=2, production=True, config={"TRANSCRIPT_DIR": str(folder)}, error_log=str(tmp_path / "gunicorn.log")) as (port, _):
+        # New connections, so both workers answer some of them.
+        assert {get(port, "/")[0] for _ in range(8)} == {200}
+        assert {get(port, f"/play/{link(body)}")[0] for body in bodies for _ in range(2)} == {200}
+        assert len(list(folder.glob(f"{INDEX}.corrupt-*"))) == 1
