@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import html
 import json
 import logging
 import multiprocessing
@@ -54,7 +55,7 @@ def new_app(directory: Path, **config):
 
 
 def text(response) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.get_data(as_text=True)))
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.get_data(as_text=True))))
 
 
 @contextlib.contextmanager
@@ -127,7 +128,7 @@ def test_a_read_only_store_starts_reads_and_refuses_pastes_with_a_503(tmp_path):
         form = client.get("/transcripts/new")
         assert form.status_code == 200 and 'id="store-fault"' in form.get_data(as_text=True)
         french = client.post("/transcripts?lang=fr", data={"transcript": pasted})
-        assert french.status_code == 503 and "Rien de ce que vous avez envoyé n’a été gardé" in text(french)
+        assert french.status_code == 503 and "Rien de ce que vous avez envoyé n'a été gardé" in text(french)
         chinese = client.post("/transcripts?lang=zh", data={"transcript": pasted})
         assert chinese.status_code == 503 and "无法" in text(chinese)
         as_json = client.post("/transcripts", data={"transcript": pasted}, headers={"Accept": "application/json"})
