@@ -73,9 +73,12 @@ def serve(workers: int | None = 1, config: dict | None = None, error_log: str = 
     """Yields (port, the gunicorn master process); stops it on exit. `config` goes to
     create_app (gunicorn reads the factory's arguments as Python literals); gunicorn's own
     log goes to `error_log` (stderr by default). `production` serves with the settings of
-    `compaction-playground serve` (webapp/gunicorn_config.py); `workers` overrides theirs."""
+    `compaction-playground serve` (webapp/gunicorn_config.py, webapp/asgi.py); `workers`
+    overrides theirs."""
     port = free_port()
     settings = ["--config", "python:webapp.gunicorn_config"] if production else []
+    # gunicorn_config's worker serves an ASGI app, warmed as it warms its own.
+    application = f"bench.app:create_bench_asgi_app({config or {}!r}, warm=True)" if production else f"bench.app:create_bench_app({config or {}!r})"
     if workers is not None:
         settings += ["--workers", str(workers)]
     # Its own control socket: gunicorn's default (~/.gunicorn/gunicorn.ctl) is shared by every
@@ -84,7 +87,7 @@ def serve(workers: int | None = 1, config: dict | None = None, error_log: str = 
     process = subprocess.Popen(
         [str(GUNICORN), *settings, "--bind", f"127.0.0.1:{port}", "--chdir", str(ROOT),
          "--control-socket", os.path.join(control_dir.name, "gunicorn.ctl"),
-         "--log-level", "warning", "--error-logfile", error_log, f"bench.app:create_bench_app({config or {}!r})"],
+         "--log-level", "warning", "--error-logfile", error_log, application],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
