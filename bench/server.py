@@ -89,7 +89,7 @@ def serve(workers: int | None = 1, config: dict | None = None, error_log: str = 
          "--control-socket", os.path.join(control_dir.name, "gunicorn.ctl"),
          "--log-level", "warning", "--error-logfile", error_log, application],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
     )
     try:
         deadline = time.monotonic() + 60
