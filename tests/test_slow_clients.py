@@ -121,10 +121,17 @@ def test_a_body_that_stops_arriving_gets_a_408_that_says_so(monkeypatch):
     assert b"did not arrive within 0 seconds" in answers[1]["body"]
 
 
-def test_a_kept_alive_connection_is_asked_to_close_after_its_share_of_requests():
+def test_a_kept_alive_connection_is_asked_to_close_once_it_is_old(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(front.time, "monotonic", lambda: clock[0])
     app = front.WholeRequests(echo, 1000)
-    closing = [(b"connection", b"close") in request(app, [b""], [], client=("10.0.0.1", 4242))[2]
-               for _ in range(front.REQUESTS_PER_CONNECTION)]
-    assert closing == [False] * (front.REQUESTS_PER_CONNECTION - 1) + [True]
-    # Another connection keeps its own count.
-    assert (b"connection", b"close") not in request(app, [b""], [], client=("10.0.0.1", 4243))[2]
+
+    def closes(port: int) -> bool:
+        return (b"connection", b"close") in request(app, [b""], [], client=("10.0.0.1", port))[2]
+
+    assert not closes(4242)
+    clock[0] += front.CONNECTION_SECONDS - 1
+    assert not closes(4242) and not closes(4243)  # another connection, first seen now
+    clock[0] += 1
+    assert closes(4242) and not closes(4243)
+    assert not closes(4242)  # the browser's next connection on that port starts afresh

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import tempfile
+import time
 from collections import OrderedDict
 
 from a2wsgi import WSGIMiddleware
@@ -28,11 +29,11 @@ BODY_BYTES_PER_SECOND = 20_000
 # Bodies are held in memory up to this size, then in a temporary file.
 BODY_IN_MEMORY = 1024 * 1024
 CHUNK = 64 * 1024
-# After this many requests a kept-alive connection is asked to close (Connection: close): the
-# browser opens a new one, which goes to whichever worker accepts first. Without it, the
-# connections of a replaced worker all move to the survivor and stay there while the new
-# worker idles (issue 26).
-REQUESTS_PER_CONNECTION = 100
+# A kept-alive connection older than this is asked to close (Connection: close) at its next
+# answer: the browser opens a new one, which goes to whichever worker accepts first. Without it,
+# the connections of a replaced worker all move to the survivor and stay there while the new
+# worker idles (issue 26). A new connection every 10 s costs a browser nothing it would notice.
+CONNECTION_SECONDS = 10.0
 TRACKED_CONNECTIONS = 4096
 
 
@@ -43,7 +44,7 @@ class WholeRequests:
 
     def __init__(self, app, max_bytes: int):
         self.app, self.max_bytes = app, max_bytes
-        self.served: OrderedDict[tuple, int] = OrderedDict()
+        self.opened: OrderedDict[tuple, float] = OrderedDict()  # connection → when first seen
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -81,17 +82,18 @@ class WholeRequests:
                 return True
 
     def _closing(self, scope, send):
-        """`send`, adding Connection: close to the REQUESTS_PER_CONNECTION-th answer on one connection."""
+        """`send`, adding Connection: close to an answer on a connection older than CONNECTION_SECONDS."""
         client = scope.get("client")
         if client is None:
             return send
         key = (tuple(client), scope.get("server") and tuple(scope["server"]))
-        count = self.served.pop(key, 0) + 1
-        if count < REQUESTS_PER_CONNECTION:
-            self.served[key] = count
-            while len(self.served) > TRACKED_CONNECTIONS:  # connections that closed by themselves
-                self.served.popitem(last=False)
+        now = time.monotonic()
+        opened = self.opened.setdefault(key, now)
+        if now - opened < CONNECTION_SECONDS:
+            while len(self.opened) > TRACKED_CONNECTIONS:  # the oldest, closed by their clients long ago
+                self.opened.popitem(last=False)
             return send
+        del self.opened[key]
 
         async def send_closing(message):
             if message["type"] == "http.response.start":
