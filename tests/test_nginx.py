@@ -45,9 +45,10 @@ def nginx_config(folder: Path, port: int, upstream: int) -> Path:
     return main
 
 
-@contextlib.contextmanager
-def proxied(tmp_path: Path):
-    """Yields nginx's port, nginx in front of gunicorn that trusts one proxy hop."""
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory):
+    """nginx's port, nginx in front of gunicorn that trusts one proxy hop (one pair for the module)."""
+    tmp_path = tmp_path_factory.mktemp("nginx")
     config = {"TRANSCRIPT_DIR": str(tmp_path / "transcripts"), "TRUSTED_PROXY_HOPS": 1}
     with serve(workers=None, production=True, config=config) as (upstream, _):
         port = free_port()
@@ -79,37 +80,37 @@ def ask(port: int, method: str, path: str, headers: dict | None = None, body: by
         connection.close()
 
 
-def test_the_recipe_serves_the_site_and_tells_the_app_the_visitors_own_address(tmp_path):
-    with proxied(tmp_path) as port:
-        status, page = ask(port, "GET", "/")
-        assert status == 200 and b"htmx" in page
-        # The visitor's own X-Forwarded-For is replaced by nginx: the app sees the real address.
-        assert ask(port, "GET", CLIENT_PATH, {"X-Forwarded-For": "203.0.113.9"}) == (200, VISITOR.encode())
-        # A paste goes through the buffered body, and its link plays.
-        form = urllib.parse.urlencode({"transcript": '[{"role": "user", "content": "Bonjour"}]'}).encode()
-        status, _ = ask(port, "POST", "/transcripts", {"Content-Type": "application/x-www-form-urlencoded"}, form)
-        assert status == 303
-        # Over the app's own limit (MAX_CONTENT_LENGTH): refused by nginx from the header alone.
-        status, _ = ask(port, "POST", "/transcripts", {"Content-Type": "application/x-www-form-urlencoded",
-                                                       "Content-Length": str(20_131_073)}, b"")
-        assert status == 413
+def test_the_recipe_serves_the_site_and_tells_the_app_the_visitors_own_address(proxied):
+    port = proxied
+    status, page = ask(port, "GET", "/")
+    assert status == 200 and b"htmx" in page
+    # The visitor's own X-Forwarded-For is replaced by nginx: the app sees the real address.
+    assert ask(port, "GET", CLIENT_PATH, {"X-Forwarded-For": "203.0.113.9"}) == (200, VISITOR.encode())
+    # A paste goes through the buffered body, and its link plays.
+    form = urllib.parse.urlencode({"transcript": '[{"role": "user", "content": "Bonjour"}]'}).encode()
+    status, _ = ask(port, "POST", "/transcripts", {"Content-Type": "application/x-www-form-urlencoded"}, form)
+    assert status == 303
+    # Over the app's own limit (MAX_CONTENT_LENGTH): refused by nginx from the header alone.
+    status, _ = ask(port, "POST", "/transcripts", {"Content-Type": "application/x-www-form-urlencoded",
+                                                   "Content-Length": str(20_131_073)}, b"")
+    assert status == 413
 
 
-def test_a_client_trickling_its_headers_is_dropped_while_the_site_answers(tmp_path):
-    with proxied(tmp_path) as port:
-        trickling = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(40)]
+def test_a_client_trickling_its_headers_is_dropped_while_the_site_answers(proxied):
+    port = proxied
+    trickling = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(40)]
+    for connection in trickling:
+        connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    started = time.monotonic()
+    while time.monotonic() - started < 12:  # one line every 3 s; nginx allows 10 s for all of them
+        assert ask(port, "GET", "/")[0] == 200
         for connection in trickling:
-            connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        started = time.monotonic()
-        while time.monotonic() - started < 12:  # one line every 3 s; nginx allows 10 s for all of them
-            assert ask(port, "GET", "/")[0] == 200
-            for connection in trickling:
-                with contextlib.suppress(OSError):
-                    connection.sendall(b"X-Trickle: 1\r\n")
-            time.sleep(3)
-        assert all(closed(connection) for connection in trickling)
-        for connection in trickling:
-            connection.close()
+            with contextlib.suppress(OSError):
+                connection.sendall(b"X-Trickle: 1\r\n")
+        time.sleep(3)
+    assert all(closed(connection) for connection in trickling)
+    for connection in trickling:
+        connection.close()
 
 
 def closed(connection: socket.socket) -> bool:

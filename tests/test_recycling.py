@@ -67,6 +67,9 @@ def test_the_served_app_starts_warm_and_believes_the_proxy_hops_it_is_told(monke
         monkeypatch.delenv("TRUSTED_PROXY_HOPS")
         importlib.reload(webapp.gunicorn_config)
     flask_app = served.app.app  # WholeRequests → a2wsgi → Flask
-    assert isinstance(flask_app.wsgi_app, ProxyFix) and flask_app.wsgi_app.x_for == 1
+    middleware = [flask_app.wsgi_app]
+    while (inner := getattr(middleware[-1], "application", None) or getattr(middleware[-1], "app", None)) is not None:
+        middleware.append(inner)  # WhiteNoise, Flask-Compress... down to the app
+    assert [layer.x_for for layer in middleware if isinstance(layer, ProxyFix)] == [1]
     lessons = len(flask_app.extensions["scenario_library"].scenarios)
     assert len(flask_app.extensions["replay_cache"]) >= lessons

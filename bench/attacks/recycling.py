@@ -32,6 +32,7 @@ CLIENTS = 8
 LESSON_STEPS = [f"/play/{lesson}?call={call}" for lesson, calls in (("long-haul", 64), ("bike-shop", 6), ("coding-agent", 20))
                 for call in range(1, calls + 1)]
 BOOTED = re.compile(rb"Booting worker with pid")
+SETTLE = 15  # seconds after the recycle: the new worker started and warmed, the connections spread again
 
 
 class KeptAlive:
@@ -80,10 +81,20 @@ def workers_of(master: int) -> list[int]:
     return [int(pid) for pid in children.read_text().split()] if children.exists() else []
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process used so far (user + system, from /proc); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def balance(options: argparse.Namespace) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="attack-recycling-") as folder, readme_server(Path(folder) / "serve.log") as (port, process):
         load = KeptAlive(port, LESSON_STEPS)
         marks: dict[str, float] = {}
+        cpu: dict[int, float] = {}  # each worker's CPU seconds once the new one settled
 
         def recycle_one():
             marks["start"] = time.monotonic()
@@ -91,6 +102,9 @@ def balance(options: argparse.Namespace) -> list[Row]:
             marks["recycle"] = time.monotonic()
             # `compaction-playground serve` replaced itself with gunicorn: its pid is the master's.
             os.kill(workers_of(process.pid)[0], signal.SIGTERM)
+            time.sleep(SETTLE)
+            marks["settled"] = time.monotonic()
+            cpu.update({pid: cpu_seconds(pid) for pid in workers_of(process.pid)})
 
         first = threading.Lock()  # the first client to start starts the clock, once
 
@@ -101,9 +115,10 @@ def balance(options: argparse.Namespace) -> list[Row]:
 
         def note() -> str:
             end = time.monotonic()
-            settle = marks["recycle"] + 15  # the new worker booted and warmed, the connections spread again
+            used = [cpu_seconds(pid) - start for pid, start in cpu.items()]
+            shares = " / ".join(f"{part / sum(used):.0%}" for part in used) if sum(used) else "none"
             return (f"before the recycle {load.window(marks['start'], marks['recycle'])}; "
-                    f"after it {load.window(settle, end - 1)}")
+                    f"after it {load.window(marks['settled'], end - 1)}; the two workers' shares of CPU after it: {shares}")
 
         return [under_load(f"{CLIENTS} kept-alive clients, 1 recycle", port, started_load, duration=options.duration,
                            idle=options.idle, threads=CLIENTS, timeout=options.timeout, note=note)]
