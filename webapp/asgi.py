@@ -23,7 +23,7 @@ from . import create_app
 # hold a long chat (one computing, two waiting), which leaves five for everything else.
 THREADS = 8
 # A body must arrive within this, plus one second per BODY_BYTES_PER_SECOND it announces: a
-# 20 MB upload has 16 minutes (a slow classroom link), a form of a few bytes 30 s.
+# 20 MB upload has 17 minutes (a slow classroom link), a form of a few bytes 30 s.
 BODY_GRACE_SECONDS = 30.0
 BODY_BYTES_PER_SECOND = 20_000
 # Bodies are held in memory up to this size, then in a temporary file.
