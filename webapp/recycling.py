@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-# MAX_WORKER_MEMORY_MB: a worker holds about 200 MB once warm and its caches are bounded
+# MAX_WORKER_MEMORY_MB: a worker holds about 150 MB once warm and its caches are bounded
 # (REPLAY_CACHE_MAX_BYTES, 128 MB); past this, it is replaced. 0 turns recycling off.
 DEFAULT_MAX_MB = 1024
 
