@@ -115,8 +115,11 @@ def balance(options: argparse.Namespace) -> list[Row]:
 
         def note() -> str:
             end = time.monotonic()
-            used = [cpu_seconds(pid) - start for pid, start in cpu.items()]
-            shares = " / ".join(f"{part / sum(used):.0%}" for part in used) if sum(used) else "none"
+            if any(not Path(f"/proc/{pid}").exists() for pid in cpu):
+                shares = "unknown, a worker was replaced again meanwhile"
+            else:
+                used = [cpu_seconds(pid) - start for pid, start in cpu.items()]
+                shares = " / ".join(f"{part / sum(used):.0%}" for part in used) if sum(used) else "none"
             return (f"before the recycle {load.window(marks['start'], marks['recycle'])}; "
                     f"after it {load.window(marks['settled'], end - 1)}; the two workers' shares of CPU after it: {shares}")
 
