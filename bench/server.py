@@ -37,12 +37,14 @@ def free_port() -> int:
 def get(
     port: int, path: str, headers: dict[str, str] | None = None, method: str = "GET", body: bytes | None = None, timeout: float = 60
 ) -> tuple[int, bytes, dict[str, str]]:
-    """One request on 127.0.0.1 (a new connection, as gunicorn's sync workers close each one)."""
+    """One request on 127.0.0.1 (a new connection, as gunicorn's sync workers close each one);
+    the answer's header names in lowercase."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
-        return response.status, response.read(), dict(response.getheaders())
+        # Header names as case-insensitive as HTTP's: gunicorn's ASGI worker sends them lowercase.
+        return response.status, response.read(), {name.lower(): value for name, value in response.getheaders()}
     finally:
         connection.close()
 
@@ -51,7 +53,7 @@ def paste(port: int, transcript: str) -> str:
     """Pastes a transcript through the form as a browser does; returns its scenario id."""
     body = urllib.parse.urlencode({"transcript": transcript}).encode()
     status, text, headers = get(port, "/transcripts", {"Content-Type": "application/x-www-form-urlencoded"}, "POST", body)
-    location = headers.get("Location", "")
+    location = headers.get("location", "")
     if status != 303 or "/play/" not in location:
         raise SystemExit(f"paste refused ({status}): {text[:300]!r}")
     return urllib.parse.urlsplit(location).path.removeprefix("/play/")
