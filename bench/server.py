@@ -37,12 +37,14 @@ def free_port() -> int:
 def get(
     port: int, path: str, headers: dict[str, str] | None = None, method: str = "GET", body: bytes | None = None, timeout: float = 60
 ) -> tuple[int, bytes, dict[str, str]]:
-    """One request on 127.0.0.1 (a new connection, as gunicorn's sync workers close each one)."""
+    """One request on 127.0.0.1 (a new connection, as gunicorn's sync workers close each one);
+    the answer's header names in lowercase."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         connection.request(method, path, body=body, headers=headers or {})
         response = connection.getresponse()
-        return response.status, response.read(), dict(response.getheaders())
+        # Header names as case-insensitive as HTTP's: gunicorn's ASGI worker sends them lowercase.
+        return response.status, response.read(), {name.lower(): value for name, value in response.getheaders()}
     finally:
         connection.close()
 
@@ -51,7 +53,7 @@ def paste(port: int, transcript: str) -> str:
     """Pastes a transcript through the form as a browser does; returns its scenario id."""
     body = urllib.parse.urlencode({"transcript": transcript}).encode()
     status, text, headers = get(port, "/transcripts", {"Content-Type": "application/x-www-form-urlencoded"}, "POST", body)
-    location = headers.get("Location", "")
+    location = headers.get("location", "")
     if status != 303 or "/play/" not in location:
         raise SystemExit(f"paste refused ({status}): {text[:300]!r}")
     return urllib.parse.urlsplit(location).path.removeprefix("/play/")
@@ -73,9 +75,12 @@ def serve(workers: int | None = 1, config: dict | None = None, error_log: str = 
     """Yields (port, the gunicorn master process); stops it on exit. `config` goes to
     create_app (gunicorn reads the factory's arguments as Python literals); gunicorn's own
     log goes to `error_log` (stderr by default). `production` serves with the settings of
-    `compaction-playground serve` (webapp/gunicorn_config.py); `workers` overrides theirs."""
+    `compaction-playground serve` (webapp/gunicorn_config.py, webapp/asgi.py); `workers`
+    overrides theirs."""
     port = free_port()
     settings = ["--config", "python:webapp.gunicorn_config"] if production else []
+    # gunicorn_config's worker serves an ASGI app, warmed as it warms its own.
+    application = f"bench.app:create_bench_asgi_app({config or {}!r}, warm=True)" if production else f"bench.app:create_bench_app({config or {}!r})"
     if workers is not None:
         settings += ["--workers", str(workers)]
     # Its own control socket: gunicorn's default (~/.gunicorn/gunicorn.ctl) is shared by every
@@ -84,9 +89,9 @@ def serve(workers: int | None = 1, config: dict | None = None, error_log: str = 
     process = subprocess.Popen(
         [str(GUNICORN), *settings, "--bind", f"127.0.0.1:{port}", "--chdir", str(ROOT),
          "--control-socket", os.path.join(control_dir.name, "gunicorn.ctl"),
-         "--log-level", "warning", "--error-logfile", error_log, f"bench.app:create_bench_app({config or {}!r})"],
+         "--log-level", "warning", "--error-logfile", error_log, application],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
     )
     try:
         deadline = time.monotonic() + 60
