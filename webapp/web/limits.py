@@ -107,6 +107,15 @@ class ClientShares:
             finally:
                 state.waiting -= 1
 
+    def refuse_at_once(self, client: str) -> None:
+        """Raises OverShare when `client` has as many long chats waiting as it may, before the
+        chat is even read: reading a pasted transcript is work too, and a client past its
+        share would ask again at once."""
+        with self._changed:
+            state = self._clients.get(client)
+            if state is not None and state.waiting >= self._waiters + (not state.running):
+                raise OverShare(self._retry_after(state))
+
     def leave(self, client: str, seconds: float) -> None:
         with self._changed:
             state = self._clients[client]
@@ -131,9 +140,11 @@ def init_app(app: Flask) -> None:
     def admit():
         scenario_id = (request.view_args or {}).get("scenario_id")
         if scenario_id is not None:
+            client = request.remote_addr or "unknown"
+            if scenario_id.startswith("t-"):
+                shares.refuse_at_once(client)
             g.scenario_size = size = chat_size(scenario_id)
             if size is not None and is_long(size[0]):
-                client = request.remote_addr or "unknown"
                 shares.enter(client)
                 if not gate.enter():
                     shares.leave(client, 0)
