@@ -45,7 +45,7 @@ class Attack:
 def registry() -> dict[str, Attack]:
     """Every attack by name, in the order they run. Imported here, not at the top, so that
     `--list` and `--help` answer without loading the app."""
-    from bench.attacks import cost
+    from bench.attacks import cost, pins
 
-    attacks = [*cost.ATTACKS]
+    attacks = [*cost.ATTACKS, *pins.ATTACKS]
     return {attack.name: attack for attack in attacks}
