@@ -57,6 +57,7 @@ class CostlyRequests:
                          for seed in range(100, 100 + count)])
         self.windows = itertools.count(2000 + 10_000 * count)
         self.lock = threading.Lock()
+        self.answers: Counter = Counter()  # every attacker's statuses, for the row's note
 
     def __call__(self, stop: threading.Event) -> Counter:
         with self.lock:
@@ -68,7 +69,12 @@ class CostlyRequests:
             with self.lock:
                 window = next(self.windows)
             statuses[timed(self.port, f"{page}{'&' if '?' in page else '?'}window={window}", timeout=self.timeout)[1]] += 1
+        with self.lock:
+            self.answers.update(statuses)
         return statuses
+
+    def note(self) -> str:
+        return "attackers got " + ", ".join(f"{count} x {status}" for status, count in sorted(self.answers.items()))
 
 
 def memory_run(port: int, master: int, count: int, timeout: float) -> Row:
@@ -105,8 +111,9 @@ def attackers(options: argparse.Namespace) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="attack-cost-") as folder, serve(
         workers=None, production=True, config={"TRANSCRIPT_DIR": str(Path(folder) / "transcripts")}, error_log=str(Path(folder) / "gunicorn.log")
     ) as (port, master):
-        rows = [under_load(f"{count} cost attackers", port, CostlyRequests(port, count, options.timeout), duration=options.duration,
-                           idle=options.idle, threads=count, timeout=options.timeout) for count in options.attackers]
+        rows = [under_load(f"{count} cost attackers", port, load, duration=options.duration, idle=options.idle, threads=count,
+                           timeout=options.timeout, note=load.note)
+                for count, load in ((count, CostlyRequests(port, count, options.timeout)) for count in options.attackers)]
         return rows + ([memory_run(port, master.pid, options.distinct, options.timeout)] if options.distinct else [])
 
 

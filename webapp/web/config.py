@@ -49,6 +49,7 @@ DEFAULTS = {
     # waiting, and a rest as long as the last one took before the next.
     "CLIENT_LONG_CHAT_WAITERS": 1,
     "CLIENT_REST_FACTOR": 1.0,
+    "THREAD_SWITCH_SECONDS": 0.001,
     # The types this app answers with (Flask-Compress's own list lacks CSV).
     "COMPRESS_MIMETYPES": ["text/html", "application/json", "text/csv", "text/plain", "image/svg+xml"],
 }

@@ -15,11 +15,15 @@
   before its next one starts (waiting, or told when to come back: 429 and Retry-After). So no
   client takes more than its share of a process, however many requests it sends at once.
   Per process: with two gunicorn workers, a client may have one long chat computed in each.
+- A thread computing a long chat holds the interpreter's lock for THREAD_SWITCH_SECONDS at a
+  time before the others may run (Python's default: 5 ms); every short page waits that long
+  at each of its turns, so the process hands the lock over more often (1 ms).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -133,6 +137,7 @@ class ClientShares:
 
 def init_app(app: Flask) -> None:
     config = app.config
+    sys.setswitchinterval(config["THREAD_SWITCH_SECONDS"])
     gate = LongChatGate(config["LONG_CHATS_AT_ONCE"], config["LONG_CHAT_WAITERS"], config["LONG_CHAT_WAIT_SECONDS"])
     shares = ClientShares(config["CLIENT_LONG_CHAT_WAITERS"], config["CLIENT_REST_FACTOR"], config["LONG_CHAT_WAIT_SECONDS"])
 
