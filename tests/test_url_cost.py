@@ -58,9 +58,18 @@ def test_ten_excluded_tools_are_accepted_and_one_more_is_refused(client):
     assert "exclude_tools: got" in response.get_data(as_text=True) and "at most 10 tool names" in response.get_data(as_text=True)
 
 
-def test_links_write_a_lists_commas_as_they_are(client):
-    page = client.get("/play/long-haul?call=3&pin=m1,m3").get_data(as_text=True)
-    assert 'href="?call=4&amp;pin=m1,m3"' in page and "%2C" not in page
+def test_links_to_the_page_itself_carry_only_what_they_change(client):
+    page = client.get("/play/long-haul?call=3&pin=m1,m3&window=9000").get_data(as_text=True)
+    assert '<base href="/play/long-haul/window=9000;pin=m1,m3?call=3">' in page, "the lists' commas as they are"
+    assert 'href="?call=4"' in page and "%2C" not in page
+    assert not re.search(r'href="\?[^"]*(pin|window)=', page), "no link to the page itself repeats its settings"
+
+
+def test_a_path_segment_that_is_no_setting_is_a_404_and_the_query_wins_over_the_path(client):
+    response = client.get("/play/long-haul/nonsense?call=3")
+    assert response.status_code == 404 and "is not a setting of the play page" in response.get_data(as_text=True)
+    page = client.get("/play/long-haul/window=9000;pin=m1?call=3&window=12000&pin=").get_data(as_text=True)
+    assert '<base href="/play/long-haul/window=12000?call=3">' in page, "a form's fields (an empty one: the default) win"
 
 
 def documented_page_bound() -> int:
