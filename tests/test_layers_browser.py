@@ -40,6 +40,9 @@ def test_pin_without_javascript(browser, live_server):
         page.click("#pin-toggle")
         assert re.search(r"[/;?&]pin=m1([;?&]|$)", page.url)
         expect(page.locator("#facts .pins")).to_contain_text("message 1 of the chat")
+        page.click("#step-next")  # a link of only its query: the pin stays, from the address
+        assert re.search(r"[/;?&]pin=m1([;?&]|$)", page.url) and "call=6" in page.url
+        expect(page.locator("#facts .pins")).to_contain_text("message 1 of the chat")
     finally:
         context.close()
 
