@@ -12,8 +12,10 @@
 - One client (its address, `request.remote_addr`: behind a proxy, the one ProxyFix reads when
   TRUSTED_PROXY_HOPS says so) has one long chat computed at a time per process, and one more
   waiting for it; after each, it rests CLIENT_REST_FACTOR times as long as that one took
-  before its next one starts (waiting, or told when to come back: 429 and Retry-After). So no
-  client takes more than its share of a process, however many requests it sends at once.
+  before its next one starts (waiting, or told when to come back: 429 and Retry-After, the
+  first two refusals at a time after a second's pause, so that a client asking again at once
+  is not answered hundreds of times a second). So no client takes more than its share of a
+  process, however many requests it sends at once.
   Per process: with two gunicorn workers, a client may have one long chat computed in each.
 - A thread computing a long chat holds the interpreter's lock for THREAD_SWITCH_SECONDS at a
   time before the others may run (Python's default: 5 ms); every short page waits that long
@@ -64,6 +66,9 @@ class LongChatGate:
         self._room.release()
 
 
+REFUSAL_PAUSE_SECONDS = 1.0
+
+
 class OverShare(Exception):
     """This client already has its long chats in this process (one computed, one waiting), or
     is resting after its last one; `retry_after` says in how many seconds to come back."""
@@ -77,15 +82,17 @@ class OverShare(Exception):
 class _Client:
     running: bool = False
     waiting: int = 0
+    refused: int = 0  # refusals pausing before their answer
     rested_at: float = 0.0  # time.monotonic() from which its next long chat may start
 
 
 class ClientShares:
     """Per client, one long chat at a time and `waiters` more waiting (up to `wait_seconds`),
-    each starting `rest_factor` times the last one's duration after it ended."""
+    each starting `rest_factor` times the last one's duration after it ended. Past that, a
+    refusal; the first `paused` at a time are answered after a pause of a second, idle."""
 
-    def __init__(self, waiters: int, rest_factor: float, wait_seconds: float):
-        self._waiters, self._rest_factor, self._wait_seconds = waiters, rest_factor, wait_seconds
+    def __init__(self, waiters: int, rest_factor: float, wait_seconds: float, paused: int = 2):
+        self._waiters, self._rest_factor, self._wait_seconds, self._paused = waiters, rest_factor, wait_seconds, paused
         self._changed = threading.Condition()
         self._clients: dict[str, _Client] = {}
 
@@ -96,7 +103,7 @@ class ClientShares:
         with self._changed:
             state = self._clients.setdefault(client, _Client())
             if state.waiting >= self._waiters + (not state.running):
-                raise OverShare(self._retry_after(state))
+                self._refuse(state)
             state.waiting += 1
             try:
                 while True:
@@ -118,7 +125,7 @@ class ClientShares:
         with self._changed:
             state = self._clients.get(client)
             if state is not None and state.waiting >= self._waiters + (not state.running):
-                raise OverShare(self._retry_after(state))
+                self._refuse(state)
 
     def leave(self, client: str, seconds: float) -> None:
         with self._changed:
@@ -128,7 +135,21 @@ class ClientShares:
             self._changed.notify_all()
             if len(self._clients) > 1024:  # forget the clients that are done and rested
                 now = time.monotonic()
-                self._clients = {name: each for name, each in self._clients.items() if each.running or each.waiting or each.rested_at > now}
+                self._clients = {name: each for name, each in self._clients.items() if each.running or each.waiting or each.refused or each.rested_at > now}
+
+    def _refuse(self, state: _Client) -> None:
+        """Raises OverShare, after a pause (idle, up to REFUSAL_PAUSE_SECONDS) for the first
+        `_paused` refusals at a time: a client that does not wait for Retry-After and asks again
+        at once would otherwise have a refusal computed for it hundreds of times a second."""
+        if state.refused < self._paused:
+            state.refused += 1
+            try:
+                until = time.monotonic() + REFUSAL_PAUSE_SECONDS
+                while (left := until - time.monotonic()) > 0:
+                    self._changed.wait(left)
+            finally:
+                state.refused -= 1
+        raise OverShare(self._retry_after(state))
 
     def _retry_after(self, state: _Client) -> int:
         rest = state.rested_at - time.monotonic()
