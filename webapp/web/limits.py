@@ -189,6 +189,12 @@ def init_app(app: Flask) -> None:
             client, started = g.pop("client_share")
             shares.leave(client, time.monotonic() - started)
 
+    init_answers(app)
+
+
+def init_answers(app: Flask) -> None:
+    """The pages of a request past its budget, of a busy server and of a client past its share."""
+
     @app.errorhandler(BudgetExceeded)
     def over_budget(error: BudgetExceeded):
         seconds = format_number(error.seconds)
