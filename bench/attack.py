@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle", type=int, default=50, help="idle probes of the home page before each (default 50)")
     parser.add_argument("--timeout", type=float, default=20, help="seconds a probe waits for an answer (default 20)")
     parser.add_argument("--attackers", type=numbers, default=[8], help="cost attackers at once, e.g. 2,4,8 (default 8)")
+    parser.add_argument("--distinct", type=int, default=0, help="cost: distinct 543 KB transcripts for the memory run after (default 0: none; 30 as bench/worst_case.py did)")
     parser.add_argument("--connections", type=numbers, default=[16, 64, 256], help="slow connections at once (default 16,64,256)")
     args = parser.parse_args(argv)
     attacks = registry()

@@ -32,3 +32,19 @@
     window.htmx.ajax("GET", link.getAttribute("href"), { source: link });
   });
 })();
+
+// The play page's links to itself are only a query (`?call=5`), resolved against the page's
+// address, whose path holds the settings (webapp/web/state.py). Once htmx shows another address
+// (a step, a form sent, the back button), a <base> the server wrote for the first one would
+// resolve them against a page that is no longer shown: it follows the address.
+(function () {
+  "use strict";
+  function follow() {
+    var base = document.querySelector("base");
+    if (base) base.setAttribute("href", window.location.href);
+  }
+  ["htmx:pushedIntoHistory", "htmx:replacedInHistory", "htmx:historyRestore"].forEach(function (name) {
+    document.addEventListener(name, follow);
+  });
+  window.addEventListener("popstate", follow);
+})();

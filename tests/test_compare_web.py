@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.links import link_state
+
 from webapp.core.analysis.compare import compare
 from webapp.core.analysis.pricing import Pricing
 from webapp.core.inputs.library import open_scenario
@@ -96,9 +98,8 @@ def test_each_column_links_to_its_play_view_at_the_same_call_and_settings(client
     html = client.get("/compare/bike-shop?call=4&window=9000&keep=1").get_data(as_text=True)
     for key, chunk in columns_of(html).items():
         href = re.search(r'class="column__link" href="([^"]+)"', chunk).group(1).replace("&amp;", "&")
-        url = urlparse(href)
-        query = {name: values[-1] for name, values in parse_qs(url.query).items()}
-        assert url.path == "/play/bike-shop"
+        path, query = link_state(href)
+        assert path == "/play/bike-shop"
         assert query["call"] == "4" and query["window"] == "9000" and query["keep"] == "1"
         # the scenario's own settings are left out of a link
         assert query.get("strategy", SCENARIO.settings.strategy) == key.removesuffix("+facts")
@@ -154,9 +155,9 @@ def test_a_column_click_opens_that_strategys_play_view_at_the_same_call(live_ser
     page.goto(f"{live_server}/compare/bike-shop?call=5")
     column = page.get_by_role("link", name=re.compile(r"^drop\b"))
     column.click()
-    page.wait_for_url(re.compile(r"/play/bike-shop\?"))
-    query = parse_qs(urlparse(page.url).query)
-    assert query["strategy"] == ["drop"] and query["call"] == ["5"]
+    page.wait_for_url(re.compile(r"/play/bike-shop[/?]"))
+    _, query = link_state(page.url)
+    assert query["strategy"] == "drop" and query["call"] == "5"
     assert page.locator("#f-strategy").input_value() == "drop"
     assert "Call 5" in page.locator(".where").inner_text()
 

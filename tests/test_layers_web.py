@@ -30,18 +30,18 @@ def pin_link(page: str) -> tuple[str, str]:
 
 def test_pinning_a_message_from_its_block_is_a_link_that_keeps_it_in_the_url(client):
     words, href = pin_link(text(client.get("/play/bike-shop?call=5&block=m1")))
-    assert words.endswith("Pin this message") and href == "?call=5&pin=m1&block=m1"
-    pinned = text(client.get("/play/bike-shop" + href))
+    assert words.endswith("Pin this message") and href == "/play/bike-shop/pin=m1?call=5&block=m1"
+    pinned = text(client.get(href))
     # marked in the well and in the table view, and checked in the facts panel
     assert re.search(r'<a id="block-m1" class="user pinned', pinned)
-    assert re.search(r'<span class="pin" role="img" aria-label="pinned">⚑</span> <a href="\?call=5&amp;pin=m1&amp;block=m1">user</a>', pinned)
+    assert re.search(r'<span class="pin" role="img" aria-label="pinned">⚑</span> <a href="\?call=5&amp;block=m1">user</a>', pinned)
     facts = re.search(r'<div id="facts">(.*?)</div>', pinned, re.S).group(1)
     assert "Pinned messages" in facts and "message 1 of the chat" in facts and "in the request, unchanged" in facts
-    # every other link of the page keeps the pin, and the control now unpins
-    assert 'href="?call=6&amp;pin=m1&amp;block=m1"' in pinned
+    # every other link of the page keeps the pin from the page's address, and the control now unpins
+    assert 'href="?call=6&amp;block=m1"' in pinned
     words, href = pin_link(pinned)
-    assert words == "Unpin" and href == "?call=5&block=m1"
-    assert "pinned" not in re.search(r'<a id="block-m1" class="([^"]*)"', text(client.get("/play/bike-shop" + href))).group(1)
+    assert words == "Unpin" and href == "/play/bike-shop?call=5&block=m1"
+    assert "pinned" not in re.search(r'<a id="block-m1" class="([^"]*)"', text(client.get(href))).group(1)
 
 
 def test_a_pinned_message_is_carried_by_the_settings_form(client):
@@ -194,10 +194,10 @@ def test_the_retrieval_lesson_draws_its_layers_and_its_pinned_rule(client):
     # the scenario pins the safety rule: marked, named so, and unpinned with -m3
     assert re.search(r'<a id="block-m3" class="user pinned selected"[^>]*><title>user, 45 tokens, kept as sent, outside KEEP, pinned</title>', page)
     words, href = pin_link(page)
-    assert words == "Unpin" and href == "?call=8&pin=-m3&block=m3"
-    unpinned = text(client.get("/play/workshop-manuals" + href))
+    assert words == "Unpin" and href == "/play/workshop-manuals/pin=-m3?call=8&block=m3"
+    unpinned = text(client.get(href))
     assert "Pinned messages" not in unpinned and 'class="user selected"' in unpinned
-    assert pin_link(unpinned) == ("⚑ Pin this message", "?call=8&block=m3")
+    assert pin_link(unpinned) == ("⚑ Pin this message", "/play/workshop-manuals?call=8&block=m3")
 
 
 def test_in_a_zoomed_view_the_strip_stops_at_the_views_top(client):
@@ -224,7 +224,7 @@ def test_a_pasted_transcripts_message_is_pinned_from_the_page_and_kept_by_every_
     assert "m3" in client.get(f"{link}.json?window=2000&call={last}").get_json()["current"]["gone"]  # unpinned, it goes
     words, href = pin_link(text(client.get(f"{link}?window=2000&call={last}&block=m3")))
     assert words.endswith("Pin this message") and "pin=m3" in href
-    pinned = text(client.get(f"{link}{href}"))
+    pinned = text(client.get(href))
     facts = re.search(r'<div id="facts">(.*?)</div>', pinned, re.S).group(1)
     assert "message 3 of the chat" in facts and "in the request, unchanged" in facts
     for strategy in ("truncate-drop", "drop", "summarize", "by-layer"):

@@ -20,6 +20,13 @@ def make_client(tmp_path, **config):
     return create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path / "transcripts"), **config}).test_client()
 
 
+def visitor(app, number: int):
+    """A test client from a visitor of its own (its own address)."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = f"10.0.0.{number}"
+    return client
+
+
 def test_work_stops_once_its_budget_is_spent():
     scenario = open_scenario("long-haul")
     with within(cpu_seconds=0, wall_seconds=60), pytest.raises(BudgetExceeded) as raised:
@@ -94,21 +101,21 @@ def held(tmp_path):
 
     cache.get = slow_get
     answers = []
-    holder = threading.Thread(target=lambda: answers.append(app.test_client().get("/compare/receipt").status_code))
+    holder = threading.Thread(target=lambda: answers.append(visitor(app, 1).get("/compare/receipt").status_code))
     holder.start()
     assert computing.wait(30)
-    yield app.test_client(), release, answers
+    yield app, release, answers
     release.set()
     holder.join(30)
 
 
 def test_a_long_chat_waits_its_turn_and_one_more_is_told_to_come_back_at_once(held):
-    client, release, answers = held
-    waiting = threading.Thread(target=lambda: answers.append(client.get("/compare/receipt.csv?window=9000").status_code))
+    app, release, answers = held
+    waiting = threading.Thread(target=lambda: answers.append(visitor(app, 2).get("/compare/receipt.csv?window=9000").status_code))
     waiting.start()
     threading.Event().wait(2)  # the waiter takes its place in the room first
     for _ in range(100):
-        response = client.get("/compare/receipt.json?window=9100")
+        response = visitor(app, 3).get("/compare/receipt.json?window=9100")
         if response.status_code == 503:
             break
         threading.Event().wait(0.1)
@@ -121,7 +128,8 @@ def test_a_long_chat_waits_its_turn_and_one_more_is_told_to_come_back_at_once(he
 
 
 def test_the_home_page_and_short_scenarios_never_wait_for_a_long_chat(held):
-    client, release, answers = held
+    app, release, answers = held
+    client = visitor(app, 2)
     assert client.get("/").status_code == 200
     assert client.get("/play/bike-shop?call=5", headers={"HX-Request": "true"}).status_code == 200
     assert client.get("/compare/bike-shop").status_code == 200
@@ -129,7 +137,8 @@ def test_the_home_page_and_short_scenarios_never_wait_for_a_long_chat(held):
 
 
 def test_the_slot_is_free_again_once_the_long_chat_is_answered(held):
-    client, release, answers = held
+    app, release, answers = held
+    client = visitor(app, 2)
     release.set()
     for _ in range(100):
         if answers:
@@ -143,3 +152,42 @@ def test_a_long_chat_past_its_budget_frees_its_slot(tmp_path):
     client = make_client(tmp_path, REQUEST_CPU_SECONDS=0, LONG_CHAT_MESSAGES=12)
     assert client.get("/compare/receipt").status_code == 422
     assert client.get("/compare/receipt").status_code == 422  # not 503: the slot came back
+
+
+def test_a_visitor_gets_one_long_chat_at_a_time_one_more_waits_and_the_next_is_told_when_to_come_back(held):
+    app, release, answers = held
+    holder = visitor(app, 1)  # the visitor whose long chat is being computed
+    waiting = threading.Thread(target=lambda: answers.append(holder.get("/compare/receipt.csv?window=9000").status_code))
+    waiting.start()
+    threading.Event().wait(1)  # its second request waits for its first
+    response = holder.get("/compare/receipt.json?window=9100&lang=fr")
+    assert response.status_code == 429 and response.headers["Retry-After"] == "5"
+    text = response.get_data(as_text=True)
+    assert "Vous avez déjà un long chat en cours de calcul ici" in text
+    release.set()
+    waiting.join(30)
+    assert sorted(answers) == [200, 200]
+
+
+def test_after_a_long_chat_a_visitor_rests_as_long_as_it_took_before_the_next(tmp_path):
+    app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "LONG_CHAT_MESSAGES": 12, "CLIENT_REST_FACTOR": 1000, "LONG_CHAT_WAIT_SECONDS": 0.5})
+    client = visitor(app, 1)
+    assert client.get("/compare/receipt?window=9000").status_code == 200
+    response = client.get("/compare/receipt?window=9100")
+    assert response.status_code == 429 and int(response.headers["Retry-After"]) >= 2
+    assert "Try again in" in response.get_data(as_text=True)
+    assert visitor(app, 2).get("/compare/receipt?window=9100").status_code == 200
+    assert client.get("/play/bike-shop?call=5").status_code == 200, "short chats are never rationed"
+
+
+def test_a_comparison_takes_its_turn_from_fewer_messages_than_a_replay(held):
+    app, release, answers = held
+    client = visitor(app, 2)
+    app.config.update(LONG_CHAT_MESSAGES=200, LONG_COMPARISON_MESSAGES=12)  # 17 and 28 messages are long only to compare
+    waiting = threading.Thread(target=lambda: answers.append(client.get("/compare/receipt.csv?window=9000").status_code))
+    waiting.start()
+    threading.Event().wait(1)
+    assert visitor(app, 3).get("/compare/workshop-manuals.json?window=9100").status_code == 503, "a comparison of 28 messages waits its turn"
+    assert visitor(app, 4).get("/play/workshop-manuals?window=9100").status_code == 200, "a replay of 28 messages does not"
+    release.set()
+    waiting.join(30)

@@ -182,6 +182,12 @@ def test_the_page_works_without_javascript(browser, live_server):
     expect(page.locator("svg.well")).to_contain_text("3 dropped")
     page.locator("svg.well .at-labels a").filter(has_text="user").first.click()
     expect(page.locator("#detail")).to_contain_text("Tokens under each counter")
+    # the block's link is only its query: the settings the form sent stay, from the page's address
+    expect(page.locator("#f-strategy")).to_have_value("drop")
+    assert "strategy=drop" in page.url and "block=" in page.url
+    page.click("#step-next")
+    expect(heading(page)).to_have_text("Call 6")
+    expect(page.locator("#f-strategy")).to_have_value("drop")
     context.close()
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
+
+from tests.links import base_of, link_state
 
 import pytest
 
@@ -231,16 +233,22 @@ def test_selecting_a_block_shows_its_content_and_each_counter(client):
 
 
 def test_every_link_and_form_keeps_the_whole_state(client):
-    page = text(client.get("/play/bike-shop?call=3&strategy=drop&window=9000&threshold=0.7&keep=1&price=10&lang=en"))
-    # links to another page, and the page's many links to itself, only their query ("?call=4…")
+    address = "/play/bike-shop?call=3&strategy=drop&window=9000&threshold=0.7&keep=1&price=10&lang=en"
+    page = text(client.get(address))
+    # links to another page whole; the page's many links to itself only their query ("?call=4…"),
+    # which keeps the settings from the page's address: its <base>, the state's own spelling
+    base = base_of(page, address)
+    assert urlsplit(base).path == "/play/bike-shop/strategy=drop;window=9000;threshold=0.7;keep=1;price=10"
     links = re.findall(r'href="((?:/play/bike-shop)?\?[^"]*|/play/bike-shop[./][^"]*)"(?: lang="([\w-]+)")?', page)
     assert len(links) > 20
     for link, language_link in links:
-        query = parse_qs(urlsplit(link.replace("&amp;", "&")).query)
-        assert query["strategy"] == ["drop"] and query["window"] == ["9000"], link
-        assert query["threshold"] == ["0.7"] and query["keep"] == ["1"] and query["price"] == ["10"], link
+        _, query = link_state(link, base)
+        assert query["strategy"] == "drop" and query["window"] == "9000", link
+        assert query["threshold"] == "0.7" and query["keep"] == "1" and query["price"] == "10", link
         # only the language links change the language (their lang attribute is the HTML tag)
-        assert query["lang"] == [{"zh-Hans": "zh"}.get(language_link, language_link or "en")], link
+        assert query["lang"] == {"zh-Hans": "zh"}.get(language_link, language_link or "en"), link
+        if link.startswith("?"):
+            assert "strategy" not in link and "window" not in link, "a link to this page carries only what it changes"
 
 
 def test_language_links_keep_the_state_and_translate_the_scenario(client):
@@ -260,7 +268,7 @@ def test_narration_says_when_the_settings_are_not_the_scenarios_own(client):
     changed = text(client.get("/play/bike-shop?call=5&strategy=summarize"))
     assert "you changed them" in changed
     back = re.search(r'href="([^"]*)"[^>]*>Back to its settings', changed).group(1).replace("&amp;", "&")
-    assert back == "?call=5"  # the scenario's own settings are the defaults, left out (a link to this page: its query)
+    assert back == "/play/bike-shop?call=5"  # the scenario's own settings are the defaults, left out of the address
 
 
 def test_keep_facts_checkbox_sends_off_then_on(client):
@@ -422,10 +430,10 @@ def test_page_state_url_applies_changes_keeps_the_rest_and_leaves_defaults_out(a
 
     with app.test_request_context("/play/bike-shop?call=3&window=9000&price=2"):
         state = read_state("bike-shop", {"call": "3", "window": "9000", "price": "2", "keep": "2"})
-        query = parse_qs(urlsplit(state.url(call=4, strategy="drop")).query)
-        assert query == {"call": ["4"], "strategy": ["drop"], "window": ["9000"], "price": ["2"]}
-        query = parse_qs(urlsplit(state.url(settings=state.scenario.settings, block="m3")).query)
-        assert query == {"call": ["3"], "price": ["2"], "block": ["m3"]}
+        assert state.url(call=4, strategy="drop") == "/play/bike-shop/strategy=drop;window=9000;price=2?call=4"
+        assert link_state(state.url(call=4, strategy="drop"))[1] == {"call": "4", "strategy": "drop", "window": "9000", "price": "2"}
+        assert link_state(state.url(settings=state.scenario.settings, block="m3"))[1] == {"call": "3", "price": "2", "block": "m3"}
+        assert state.url(relative=True, call=4) == "?call=4", "a link to the same settings: only the query"
         assert state.url(call=1, window=8000, price=2.5) == "/play/bike-shop"
         assert state.url("compare.page", call=5, cache="anthropic", window=8000) == "/compare/bike-shop?call=5&cache=anthropic&price=2"
         assert dict(state.hidden("call", "window")) == {"price": "2"}

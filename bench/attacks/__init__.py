@@ -45,7 +45,7 @@ class Attack:
 def registry() -> dict[str, Attack]:
     """Every attack by name, in the order they run. Imported here, not at the top, so that
     `--list` and `--help` answer without loading the app."""
-    from bench.attacks import cost, recycling, slow, store
+    from bench.attacks import cost, pins, recycling, slow, store
 
-    attacks = [*cost.ATTACKS, *slow.ATTACKS, *recycling.ATTACKS, *store.ATTACKS]
+    attacks = [*cost.ATTACKS, *pins.ATTACKS, *slow.ATTACKS, *recycling.ATTACKS, *store.ATTACKS]
     return {attack.name: attack for attack in attacks}

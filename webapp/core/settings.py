@@ -23,6 +23,11 @@ KEEP_UNITS = {
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 # A message id of the script (m3), pinned, or unpinned with a leading minus (-m3).
 PIN = re.compile(r"^-?m[1-9][0-9]{0,6}$")
+# The lists a URL may carry, and how many entries each accepts. Every link of a page carries
+# the state, so a list's length multiplies into the page's size (docs/hardening.md, "What one
+# URL can cost"): 50 pins and 10 tools are far more than a lesson or a session needs.
+MOST_PINS = 50
+MOST_EXCLUDED_TOOLS = 10
 
 
 def offered(label: str, **extra: Any) -> dict[str, Any]:
@@ -100,7 +105,7 @@ class Settings(BaseModel):
     )
     exclude_tools: str = Field(
         "",
-        max_length=2000,
+        max_length=MOST_EXCLUDED_TOOLS * 65,  # names of at most 64 characters, and their commas
         description="clear-tool-results: tools whose results are never cleared, comma-separated",
         json_schema_extra=offered(N_("Never clear (tools)")),
     )
@@ -111,7 +116,7 @@ class Settings(BaseModel):
     )
     pin: str = Field(
         "",
-        max_length=2000,
+        max_length=MOST_PINS * 10,  # ids of at most 9 characters (-m1234567), and their commas
         description="messages no strategy may touch, by id (m3), comma-separated, besides those the scenario pins; -m3 unpins one",
     )
 
@@ -125,12 +130,12 @@ class Settings(BaseModel):
     @field_validator("exclude_tools")
     @classmethod
     def tool_names(cls, value: str) -> str:
-        return _comma_list(value, TOOL_NAME, "not a list of tool names")
+        return _comma_list(value, TOOL_NAME, "not a list of tool names", MOST_EXCLUDED_TOOLS)
 
     @field_validator("pin")
     @classmethod
     def pin_ids(cls, value: str) -> str:
-        return _comma_list(value, PIN, "not a list of message ids")
+        return _comma_list(value, PIN, "not a list of message ids", MOST_PINS)
 
     @field_validator("alert", "target")
     @classmethod
@@ -189,12 +194,15 @@ class Settings(BaseModel):
         return self.model_window or self.window
 
 
-def _comma_list(value: str, item: re.Pattern, problem: str) -> str:
-    """A comma-separated list, each item matching `item`, tidied: no blanks, no repeats."""
-    items = [part.strip() for part in value.split(",") if part.strip()]
+def _comma_list(value: str, item: re.Pattern, problem: str, most: int) -> str:
+    """A comma-separated list of at most `most` items, each matching `item`, tidied: no
+    blanks, no repeats."""
+    items = list(dict.fromkeys(part.strip() for part in value.split(",") if part.strip()))
     if not all(item.match(part) for part in items):
         raise ValueError(problem)
-    return ",".join(dict.fromkeys(items))
+    if len(items) > most:
+        raise ValueError(f"more than {most} items")
+    return ",".join(items)
 
 
 class SettingsError(ValueError):
@@ -228,9 +236,9 @@ def accepted_message(field: str, model: type[BaseModel] | None = None) -> tuple[
     if field in FLAGS:
         return N_("on or off (1/0, true/false)"), {}
     if field == "exclude_tools":
-        return N_("tool names separated by commas (letters, digits, _ . : -)"), {}
+        return N_("at most %(most)s tool names separated by commas (letters, digits, _ . : -)"), {"most": MOST_EXCLUDED_TOOLS}
     if field == "pin":
-        return N_("message ids separated by commas (m3, m7), -m3 to unpin one"), {}
+        return N_("at most %(most)s message ids separated by commas (m3, m7), -m3 to unpin one"), {"most": MOST_PINS}
     if field in ("alert", "target"):
         return N_("0 (off), or a number above 0 and below the line (threshold)"), {}
     info = (model or Settings).model_fields[field]

@@ -44,6 +44,12 @@ DEFAULTS = {
     "LONG_CHATS_AT_ONCE": 1,
     "LONG_CHAT_WAITERS": 2,
     "LONG_CHAT_WAIT_SECONDS": 10.0,
+    "LONG_COMPARISON_MESSAGES": 20,
+    # Each client's share of long chats, per process (web/limits.py): one computed and one
+    # waiting, and a rest as long as the last one took before the next.
+    "CLIENT_LONG_CHAT_WAITERS": 1,
+    "CLIENT_REST_FACTOR": 1.0,
+    "THREAD_SWITCH_SECONDS": 0.001,
     # The types this app answers with (Flask-Compress's own list lacks CSV).
     "COMPRESS_MIMETYPES": ["text/html", "application/json", "text/csv", "text/plain", "image/svg+xml"],
 }

@@ -29,9 +29,11 @@ from whitenoise.compress import Compressor
 from ..core.model import LANGUAGES
 
 SECURITY_HEADERS = {
+    # base-uri 'self': a play page opened at another spelling of its state names its own in a
+    # <base> (templates/play.html), against which its links resolve.
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",

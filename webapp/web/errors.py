@@ -52,6 +52,7 @@ def error_page(status: int, problems: list[str]):
         410: _("Removed"),
         413: _("Too large"),
         422: _("Too much to compute"),
+        429: _("One at a time"),
         500: _("Server error"),
         502: _("Summarizer unavailable"),
         503: _("Busy"),

@@ -115,7 +115,7 @@ def state_before(endpoint: str) -> PageState | None:
         return None
     args = {name: given[-1] for name, given in parse_qs(parts.query, keep_blank_values=True).items()}
     try:
-        return read_state(values["scenario_id"], args, found)
+        return read_state(values["scenario_id"], args, found, values.get("settings", ""))
     except StateError:
         return None
 
@@ -178,8 +178,8 @@ def fragment_page(fragments: Fragments) -> Callable:
 
     def decorate(make_context: Callable[[PageState, CameFrom], dict]) -> Callable:
         @wraps(make_context)
-        def route(scenario_id: str) -> Response:
-            view = read_state(scenario_id, request.args, request.endpoint)
+        def route(scenario_id: str, settings: str = "") -> Response:
+            view = read_state(scenario_id, request.args, request.endpoint, settings)
             came_from = CameFrom(request.endpoint, view)
             return respond(fragments, view, came_from, make_context(view, came_from))
 

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Callable, Mapping
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from flask import g, url_for
 from flask_babel import format_date
@@ -189,24 +189,37 @@ class PageState:
 
     def url(self, endpoint: str = "play.page", *, relative: bool = False, **changes: Any) -> str:
         """The URL of this state (with `changes`) on `endpoint`, defaults left out (the call
-        too when it is the one that page opens at). `relative`: only the query (`?call=5`),
-        for the many links of a page to itself."""
-        query = urlencode(self.page_params(endpoint, **changes))
-        if relative and query:
+        too when it is the one that page opens at). On the play page the replay's settings,
+        prices and projector mode are a path segment (`/play/bike-shop/strategy=drop;pin=m1`),
+        the rest the query. `relative`: only the query (`?call=5`), for the many links of a
+        page to itself, which keep that segment from the page's address (or its `<base>`);
+        the whole URL when `changes` change the segment."""
+        params = self.page_params(endpoint, **changes)
+        segment = _segment(params) if endpoint == SEGMENT_ENDPOINT else ""
+        query = query_text(params)
+        if relative and query and segment == self.segment:
             return f"?{query}"
-        path = url_for(endpoint, scenario_id=self.scenario.id)
+        path = url_for(endpoint, scenario_id=self.scenario.id, **({"settings": segment} if segment else {}))
         return f"{path}?{query}" if query else path
+
+    @cached_property
+    def segment(self) -> str:
+        """The play page's path segment of this state: its settings, prices and projector
+        mode where they differ from the defaults ('' when none do)."""
+        return _segment(self.page_params(SEGMENT_ENDPOINT))
 
     def link_to(self, name: str, **fixed: Any) -> Callable[[Any], str]:
         """`value -> url(relative=True, **{name: value}, **fixed)`, for the many links of a page
         that differ in one parameter (the well's blocks, the request chips): the query around
-        that parameter is written once, not once per link. Its values must need no escaping
+        that parameter is written once, not once per link, and holds only the page's own
+        parameters (the rest is the page's path segment). Its values must need no escaping
         (numbers, block ids)."""
         params = self.params(**fixed)
+        _segment(params)
         params.pop(name, None)
         at = _ORDER.index(name)
-        before = urlencode({key: value for key, value in params.items() if _ORDER.index(key) < at})
-        after = urlencode({key: value for key, value in params.items() if _ORDER.index(key) > at})
+        before = query_text({key: value for key, value in params.items() if _ORDER.index(key) < at})
+        after = query_text({key: value for key, value in params.items() if _ORDER.index(key) > at})
         head, tail = f"?{before}&{name}=" if before else f"?{name}=", f"&{after}" if after else ""
         default = _PAGE_DEFAULTS[name]
 
@@ -249,6 +262,12 @@ def _differences(model: BaseModel, defaults: BaseModel) -> dict[str, str]:
     }
 
 
+def query_text(params: Mapping[str, str]) -> str:
+    """A query string, its lists' commas left as they are (a query may hold them): a page
+    writes the state into hundreds of links, and `%2C` made a list of pins thrice longer."""
+    return urlencode(params, safe=",")
+
+
 def url_text(value: Any) -> str:
     """A value as a URL (or a form field) writes it."""
     if isinstance(value, bool):
@@ -258,11 +277,34 @@ def url_text(value: Any) -> str:
     return str(value)
 
 
+def _segment(params: dict[str, str]) -> str:
+    """Takes the segment's parameters out of `params`; returns them as the play page's path
+    segment, `name=value` joined by `;`."""
+    return ";".join(f"{name}={quote(params.pop(name), safe=',')}" for name in [name for name in params if name in SEGMENT_PARAMS])
+
+
+def segment_values(segment: str) -> dict[str, str]:
+    """The parameters of a play page's path segment, or StateError 404 when it is not one."""
+    values = {}
+    for part in segment.split(";") if segment else []:
+        name, equals, value = part.partition("=")
+        if not equals or name not in SEGMENT_PARAMS:
+            raise StateError(404, [_("There is no page at this address: %(part)r is not a setting of the play page.", part=part)])
+        values[name] = value
+    return values
+
+
 PAGE_PARAMS = tuple(each.name for each in fields(PageState) if "read" in each.metadata)
 _PAGE_DEFAULTS = {each.name: each.default for each in fields(PageState) if "read" in each.metadata}
 SETTING_PARAMS = tuple(Settings.model_fields)
 PRICING_PARAMS = tuple(Pricing.model_fields)
 URL_PARAMS = (*PAGE_PARAMS, *SETTING_PARAMS, *PRICING_PARAMS)
+# On the play page, what its many links to itself keep from its address instead of carrying
+# it each (docs/hardening.md, "What one URL can cost"): the replay's settings, the prices and
+# projector mode, in a path segment. The call, the block, autoplay and the language, which
+# those links change or are few, stay in the query.
+SEGMENT_ENDPOINT = "play.page"
+SEGMENT_PARAMS = frozenset((*SETTING_PARAMS, *PRICING_PARAMS, "projector"))
 # The parameters in URL order: the page state's fields, settings and pricing spread in place.
 _ORDER = tuple(
     name
@@ -317,16 +359,18 @@ def missing_transcript(name: str) -> StateError:
     return StateError(410 if missing.why in (ROOM, DELETED) else 404, [problem])
 
 
-def read_state(scenario_id: str, args: Mapping[str, Any], endpoint: str = "play.page") -> PageState:
-    """The page state a URL of `endpoint` names: the scenario by id, the rest from the query
-    args; without a call, the call that page opens at.
+def read_state(scenario_id: str, args: Mapping[str, Any], endpoint: str = "play.page", segment: str = "") -> PageState:
+    """The page state a URL of `endpoint` names: the scenario by id, the rest from the play
+    page's path `segment` and the query args (a parameter in the query, a form's field, wins
+    over the segment's); without a call, the call that page opens at.
 
     An empty value means the default. A repeated parameter takes its last value, so that a
     form can send a hidden "0" before a checkbox's "1". Every bad parameter is reported at
     once.
     """
     scenario = find_scenario(scenario_id)
-    values = {name: _last(args, name) for name in URL_PARAMS}
+    in_path = segment_values(segment)
+    values = {name: _last(args, name) if name in args or name not in in_path else in_path[name] or None for name in URL_PARAMS}
     problems: list[str] = []
     settings = scenario.settings
     try:

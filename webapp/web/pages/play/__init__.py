@@ -87,6 +87,7 @@ class PlayData:
 
 
 @blueprint.route("/play/<scenario_id>", endpoint="page")
+@blueprint.route("/play/<scenario_id>/<settings>", endpoint="page")  # the state's segment (web/state.py)
 @fragment_page(PLAY)
 def page(view: PageState, came_from: CameFrom) -> dict:
     before = came_from.state
