@@ -128,6 +128,7 @@ class Markup(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
         self.in_script = False
+        self.bases = 0
 
     def handle_starttag(self, tag, attrs):
         for name, value in attrs:
@@ -142,8 +143,12 @@ class Markup(HTMLParser):
             if not source.startswith("/static/"):
                 self.problems.append(f"<script src={source!r}>: not the app's own script")
             self.in_script = True
-        if tag in {"img", "iframe", "object", "embed", "base", "meta"} and tag != "meta":
+        if tag in {"img", "iframe", "object", "embed"}:
             self.problems.append(f"<{tag}>: the templates never use it, so it came from input")
+        # The play page names its own address in one <base> (templates/play.html): a path of this site.
+        if tag == "base" and (self.bases or not (dict(attrs).get("href") or "").startswith("/play/")):
+            self.problems.append(f"<base {dict(attrs)!r}>: not the play page's own address")
+        self.bases += tag == "base"
 
     def handle_endtag(self, tag):
         if tag == "script":

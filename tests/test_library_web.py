@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.links import base_of, link_state
+
 from webapp.core.inputs.library import SCENARIOS_DIR, load_library
 from webapp.core.inputs.transcripts import transcript_id
 from webapp.core.strategy_catalog import STRATEGIES
@@ -39,7 +41,8 @@ def test_next_thing_that_happens_jumps_over_quiet_calls(client):
     page = text(client.get("/play/chars-lie?call=3&price=10"))
     link = re.search(r'id="step-event"[^>]*href="([^"]+)"', page)
     assert link and "call=6" in link.group(1)  # call 4 and 5: nothing; 6: narration and overflow
-    assert "price=10" in link.group(1)  # the rest of the state comes along
+    # the rest of the state comes along, from the page's address
+    assert link_state(link.group(1), base_of(page, "/play/chars-lie?call=3&price=10"))[1]["price"] == "10"
     quiet_end = text(client.get("/play/bike-shop?call=6"))
     assert re.search(r'id="step-event"[^>]*href="/play/real-window"', quiet_end)  # the end leads to the next lesson
     # Without narration, compactions and rejected requests are the things that happen.
