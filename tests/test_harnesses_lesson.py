@@ -4,9 +4,11 @@ docs/harnesses.md state, at the calls they are stated for, and its comparison pa
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from tests.links import link_state
 from webapp.core.analysis.compare import compare
 from webapp.core.inputs.library import scenario_library
 
@@ -83,7 +85,8 @@ def test_the_comparison_page_shows_every_harness_beside_the_textbook_strategies(
 
 def test_a_harness_column_opens_the_play_page_at_its_own_line(client):
     page = client.get("/compare/harnesses?call=11").data.decode()
-    assert 'href="/play/harnesses?call=11&amp;strategy=codex-cli"' in page
+    links = [link_state(href) for href in re.findall(r'href="(/play/harnesses[^"]*)"', page)]
+    assert ("/play/harnesses", {"strategy": "codex-cli", "call": "11"}) in links
     play = client.get("/play/harnesses?call=11&strategy=codex-cli").data.decode()
     assert "handoff summary placed after the user messages" in play
 
