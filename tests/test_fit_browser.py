@@ -4,6 +4,8 @@ in projector mode on a 1920×1080 screen.
 
 - every text of the well (block labels and their notes, traces, levels, "Gulp!") lies inside
   the drawing, and no two of them overlap;
+- the tokens written on a block lie within the block (a 5-digit figure overflowed a phone's
+  zoomed block: they are shortened there);
 - the hammer never covers the KEEP bracket;
 - the strategy menu shows the chosen strategy's whole name;
 - nothing scrolls sideways;
@@ -12,11 +14,14 @@ in projector mode on a 1920×1080 screen.
 - in projector mode the title, the well, the story and the bill are all on the one 1920×1080
   screen, which does not scroll.
 
-One page is reused and each URL is measured by a single `evaluate`, so the whole sweep stays
+Besides the lessons, two real sessions pasted (tests/fixtures/sessions/), whose calls of
+thousands of tokens write 5- and 6-digit figures in narrow zoomed blocks. One page is reused and each URL is measured by a single `evaluate`, so the whole sweep stays
 within a couple of minutes.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +32,9 @@ from webapp.core.model import LANGUAGES
 
 # Calls the issue named that the spread of a long lesson's key calls leaves out.
 NAMED = {"long-haul": [40]}
+SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+# Pasted sessions and calls of theirs: a first call of 137,283 tokens; 14,996 and 5,127 beside each other.
+PASTED = {"claude-code/spotter-ae4a77f8-agent-acompact-946d2b.jsonl": [1], "claude-code/vibecodingtracker-claude-code-v1.0.95.jsonl": [1, 11, 32]}
 
 # Returns what is wrong with the page, as sentences; [] when everything fits.
 MEASURE = """projector => {
@@ -44,6 +52,11 @@ MEASURE = """projector => {
   texts.forEach(([a, ra], i) => texts.slice(i + 1).forEach(([b, rb]) => {
     if (meet(ra, rb)) problems.push(`"${a.textContent.trim()}" overlaps "${b.textContent.trim()}"`);
   }));
+  for (const e of svg.querySelectorAll('text.inside')) {
+    const r = shown(e), block = e.closest('a').querySelector('rect').getBoundingClientRect();
+    if (r && (r.left < block.left - 0.5 || r.right > block.right + 0.5))
+      problems.push(`the tokens "${e.textContent.trim()}" are ${Math.round(r.width)} px wide on a block of ${Math.round(block.width)} px`);
+  }
   const hammer = svg.querySelector('.hammer');
   if (hammer) for (const part of svg.querySelectorAll('.keep-bracket, .keep-label')) {
     if (meet(hammer.getBoundingClientRect(), part.getBoundingClientRect())) problems.push('the hammer covers KEEP');
@@ -84,6 +97,17 @@ def urls():
 
 
 @pytest.fixture(scope="module")
+def pasted(live_server, reused):
+    """The pasted sessions at their calls, as paths."""
+    paths = []
+    for name, calls in PASTED.items():
+        answer = reused.request.post(f"{live_server}/transcripts", form={"transcript": (SESSIONS / name).read_text()}, max_redirects=0)
+        assert answer.status == 303, name
+        paths += [f"{answer.headers['location'].removeprefix(live_server)}?call={number}" for number in calls]
+    return paths
+
+
+@pytest.fixture(scope="module")
 def reused(browser):
     """One page for the whole sweep, under reduced motion so every block stands where it ends."""
     context = browser.new_context(viewport={"width": 1280, "height": 800}, reduced_motion="reduce")
@@ -101,9 +125,21 @@ def sweep(page, base: str, paths: list[str], projector: bool) -> list[str]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("width", SIZES)
-def test_every_label_of_the_well_fits_at_every_key_call(reused, live_server, urls, width, lang):
+def test_every_label_of_the_well_fits_at_every_key_call(reused, live_server, urls, pasted, width, lang):
+    """The lessons on every screen; the pasted sessions on a phone, where labels and figures
+    take their short forms (wider screens: the next test)."""
     reused.set_viewport_size({"width": width, "height": SIZES[width]})
-    failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in urls], projector=False)
+    paths = urls + (pasted if width < 640 else [])
+    failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in paths], projector=False)
+    assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
+
+
+@pytest.mark.xfail(strict=True, reason="a real session's long tool names (mcp__context7__resolve-library-id) and its floor's "
+                   "'not in the log' label run past the label column beside a zoomed view: they have no shorter form there yet")
+@pytest.mark.parametrize("width", [width for width in SIZES if width >= 640])
+def test_a_pasted_sessions_labels_fit_on_wide_screens(reused, live_server, pasted, width):
+    reused.set_viewport_size({"width": width, "height": SIZES[width]})
+    failures = sweep(reused, live_server, pasted, projector=False)
     assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webapp.cli import main
-from webapp.core.inputs.formats import detect, import_transcript
+from webapp.core.inputs.formats import FORMATS, detect, import_transcript
 from webapp.core.inputs.formats.common import parse_text
 from webapp.core.inputs.scenarios import ScenarioError, problem_groups
 from webapp.core.inputs.transcripts import parse_transcript
@@ -195,7 +196,7 @@ def test_a_refusal_names_the_format_and_groups_repeated_problems_in_at_most_ten_
     response = client.post("/transcripts", data={"transcript": _cline_without_results(231)})
     page = response.get_data(as_text=True)
     assert response.status_code == 400
-    assert "This looks like a Cline / Roo Code task history" in page
+    assert "Format recognised: Cline / Roo Code task history." in page
     assert "231 places" in page
     assert page.count("<li") <= 11
 
@@ -204,7 +205,32 @@ def test_a_refusal_is_said_in_the_page_language(client):
     response = client.post("/transcripts?lang=fr", data={"transcript": _cline_without_results(3)})
     page = response.get_data(as_text=True)
     assert response.status_code == 400
-    assert "3 endroits" in page and "Cela ressemble" in page
+    assert "3 endroits" in page and "Format reconnu\u00a0: Historique de tâche Cline / Roo Code." in page
+
+
+@pytest.mark.parametrize("label", [known.label for known in FORMATS])
+def test_a_refusal_names_every_format_in_a_sentence_that_needs_no_article(label):
+    """An article must fit the label ("an Ollama /api/chat body", "OpenAI chat completions"
+    with none): the sentence puts the label after a colon, where none is needed."""
+    said = str(ScenarioError("transcript", [("messages", "expected a list, got null")], looks_like=label))
+    assert f"format recognised: {label}; it cannot be read: messages: expected a list" in said
+    assert not re.search(rf"\b(a|an|the) {re.escape(label)}", said, re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    ("lang", "sentence"),
+    [
+        ("en", "Format recognised: Ollama /api/chat body. It cannot be replayed as it is:"),
+        ("fr", "Format reconnu\u00a0: Corps /api/chat d&#39;Ollama. Il ne peut pas être rejoué tel quel\u00a0:"),
+        ("zh", "识别出的格式：Ollama /api/chat 请求体。无法按原样重放："),
+    ],
+)
+def test_the_paste_page_names_an_ollama_response_it_refuses_in_the_page_language(client, lang, sentence):
+    response = client.post(f"/transcripts?lang={lang}", data={"transcript": text(RESPONSES[0])})
+    page = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert sentence in page
+    assert "a Ollama" not in page
 
 
 def test_problem_groups_keep_order_cap_and_count_the_rest():

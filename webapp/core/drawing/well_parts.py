@@ -78,6 +78,7 @@ class Shape:
     href: str = ""  # the link that selects it, written by the web layer
     classes: str = ""  # its classes in the drawing (look, and orphan, pinned, selected)
     written: str = ""  # its tokens as written on it, when it is tall enough ("" otherwise)
+    tokens_short: str = ""  # its tokens in a phone's narrow columns (15K for 14,996); "" when no shorter
     short: str = ""  # the label without its kind (the colour says it), for a phone
     words: tuple[str, str, str] | None = None  # the label as (long only, short, long only); None: short is no part of it
     name: str = ""  # accessible name: what, tokens, state

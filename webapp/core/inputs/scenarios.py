@@ -39,7 +39,8 @@ class ScenarioError(ValueError):
             for what, places in groups
         ]
         lines += [f"and {rest} more problems"] if rest else []
-        looks = f"this looks like a {looks_like}, but it cannot be read: " if looks_like else ""
+        # No article before the label: it would have to fit each one (an Ollama body, OpenAI chat completions).
+        looks = f"format recognised: {looks_like}; it cannot be read: " if looks_like else ""
         super().__init__(f"{source}: {looks}" + "; ".join(lines))
 
 

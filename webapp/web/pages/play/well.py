@@ -36,6 +36,7 @@ def draw(
     # The catalog and number format looked up once: a well has up to hundreds of words to say.
     _ = get_translations().gettext
     tokens = whole_numbers()
+    locale = str(get_locale())
     floor = _("floor: system prompt + tools")
     if replay.unlogged.tokens:  # the part the log does not hold, measured from the recorded usage
         # Said in full in the bill; here in a few words, as the column has room for.
@@ -50,6 +51,8 @@ def draw(
         shape.href = link(shape.id)
         shape.classes = " ".join(filter(None, [shape.look, shape.orphan and "orphan", shape.id in pinned and "pinned", shape.selected and "selected"]))
         shape.written = f"{shape.sign}{tokens(shape.tokens)}" if well.inside(shape) else ""
+        short = short_figure(shape.tokens, locale, tokens)
+        shape.tokens_short = short if short != tokens(shape.tokens) else ""
     for trace in well.traces:
         trace.label = _("%(count)d dropped") % {"count": len(trace.ids)}
         trace.note = _("%(tokens)s tokens") % {"tokens": tokens(trace.tokens)}
@@ -95,6 +98,17 @@ def axis_figure(value: float, tokens: Callable[[float], str]) -> str:
     if value < 1_000_000:
         return tokens(value)
     return format_compact_decimal(value, locale=str(get_locale()), fraction_digits=1)
+
+
+def short_figure(value: float, locale: str, tokens: Callable[[float], str]) -> str:
+    """Tokens in at most four characters where the language's short form allows (812, 5.1K,
+    140K, 1.5万), for a phone's narrow columns: inside a block (41 px wide when zoomed; without
+    the scissors of a cut result, which its colour and label already show) and beside a label."""
+    whole = round(value)  # an estimate counts quarter tokens; Chinese has no short form under 万
+    if whole < 1000:
+        return tokens(value)
+    figure = format_compact_decimal(whole, locale=locale, fraction_digits=1)
+    return figure if len(figure) <= 4 else format_compact_decimal(whole, locale=locale, fraction_digits=0)
 
 
 def zoom_mark_label(mark: Mark, factor: str, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
