@@ -238,11 +238,11 @@ class SharedReplays:
         self.keys = MessageKeys()
 
     def get(self, scenario: Scenario, settings: Settings) -> Replay:
-        key = _what_matters(settings)
+        key = _what_matters(scenario, settings)
         found = self.made.get(key)
         if found is None:
             found = self.made[key] = self._never_compacts(scenario, settings) or self.run(scenario, settings)
-        return found if found.settings == settings else replace(found, settings=settings, notices=list(found.notices), derived={})
+        return found if found.settings == settings else _as_if(found, settings)
 
     def _never_compacts(self, scenario: Scenario, settings: Settings) -> Replay | None:
         trigger = STRATEGIES[settings.strategy].trigger
@@ -253,20 +253,32 @@ class SharedReplays:
             return None
         if trigger is not None and trigger.messages is not None and any(len(call.blocks) > trigger.messages for call in plain.calls):
             return None
-        notices = trigger_notices(settings)
-        words = [message % {name: f"{value:,}" for name, value in values.items()} for message, values in notices]
-        return replace(plain, settings=settings, notices=notices, warnings=words, derived={})
+        return _as_if(plain, settings)
 
 
-def _what_matters(settings: Settings) -> Settings:
+def _as_if(found: Replay, settings: Settings) -> Replay:
+    """A replay that sends what `settings` would send, as made with `settings`: its own
+    product's notices about its line, the others (KEEP cannot fit...) as they were."""
+    kept = [notice for notice in found.notices if notice not in trigger_notices(found.settings)]
+    notices = trigger_notices(settings) + kept
+    words = [message % {name: f"{value:,}" for name, value in values.items()} for message, values in notices]
+    return replace(found, settings=settings, notices=notices, warnings=words, derived={})
+
+
+def _what_matters(scenario: Scenario, settings: Settings) -> Settings:
     """The settings with what changes no figure of the sweep made equal: "none" sends the
     same at every line and KEEP (only its alert warnings and where KEEP starts differ); a
-    harness that draws its own KEEP ignores keep and keep_unit."""
+    harness that draws its own KEEP ignores keep and keep_unit; a product that lowers the
+    line asked compacts at the line it lowers it to; keep facts tells nothing to the
+    summarizer of a chat without critical facts."""
     if settings.strategy == "none":
         return Settings(strategy="none", window=settings.window, model_window=settings.model_window, counter=settings.counter, threshold=1.0)
+    update: dict[str, object] = {"threshold": settings.effective_threshold}
     if STRATEGIES[settings.strategy].keep_rule:
-        return settings.model_copy(update={"keep": 1, "keep_unit": "requests"})
-    return settings
+        update.update(keep=1, keep_unit="requests")
+    if not scenario.facts:
+        update["keep_facts"] = False
+    return settings.model_copy(update=update)
 
 
 def sweep(
