@@ -187,20 +187,20 @@ def bench_sweep(repeat: int) -> dict[str, tuple[int, float, float]]:
         f"{SWEEP_MESSAGES:,}-message session": (session, session.settings.model_copy(update={"window": SWEEP_WINDOW, "counter": "o200k_base"})),
         "long-haul lesson": (open_scenario("long-haul"), None),
     }
-    out = {}
-    for name, (scenario, settings) in chats.items():
-        settings = settings or scenario.settings
-        span = SweepRange(keeps=(settings.keep,))
+    return {name: sweep_times(scenario, settings or scenario.settings, repeat) for name, (scenario, settings) in chats.items()}
 
-        def cold() -> None:
-            for counter in ("o200k_base", "cl100k_base"):
-                get_counter(counter).cache_clear()
-            scenario.counters.clear()
 
-        times = alternating_best({"one": lambda: replay(scenario, settings), "sweep": lambda: sweep(scenario, settings, span=span)}, repeat, setup=cold)
-        points = len(sweep(scenario, settings, span=span).points)
-        out[name] = (points, times["one"], times["sweep"])
-    return out
+def sweep_times(scenario: Scenario, settings: Settings, repeat: int) -> tuple[int, float, float]:
+    """(points, one replay, the full sweep at one KEEP), each from a cold token cache."""
+    span = SweepRange(keeps=(settings.keep,))
+
+    def cold() -> None:
+        for counter in ("o200k_base", "cl100k_base"):
+            get_counter(counter).cache_clear()
+        scenario.counters.clear()
+
+    times = alternating_best({"one": lambda: replay(scenario, settings), "sweep": lambda: sweep(scenario, settings, span=span)}, repeat, setup=cold)
+    return len(sweep(scenario, settings, span=span).points), times["one"], times["sweep"]
 
 
 def bench_latency(port: int, rounds: int) -> dict[str, tuple[float, float]]:
