@@ -88,6 +88,8 @@ def init_app(app: Flask) -> None:
             "To see it here, cut the transcript to fewer messages, or raise the window so that compaction happens less often. "
             "The command line (compaction-playground compare, or sweep) has no such limit."
         ))
+        if request.blueprint == "sweep":
+            problems.append(_("Or sweep fewer red lines (a larger step, a narrower range) and fewer KEEP values."))
         return error_page(422, problems)
 
     @app.errorhandler(LongChatsBusy)
