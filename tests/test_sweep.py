@@ -83,6 +83,14 @@ def test_the_advice_says_how_far_it_is_from_the_current_settings(bike_sweep):
     assert "strategy" in advice.changes or advice.best.strategy == "truncate-drop"
 
 
+def test_settings_as_cheap_as_the_cheapest_safe_point_are_the_advice():
+    """On a session that never nears its million-token window, every safe point costs the
+    same: nothing to change."""
+    scenario = open_scenario(str(SESSION.parent.parent / "claude-code" / "spotter-ae4a77f8-lines-1300-1700-compaction.jsonl"))
+    advice = sweep(scenario, span=SweepRange(50, 90, 20, (2,))).recommendation
+    assert advice.current.safe and advice.best == advice.current and advice.changes == {}
+
+
 def test_unsafe_points_are_those_the_verdict_faults(bike_sweep):
     for point in bike_sweep.points:
         faulty = point.overflows or point.invalid or point.no_room or point.facts_lost

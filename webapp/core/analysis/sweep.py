@@ -207,7 +207,10 @@ class Sweep:
         # larger KEEP: an equal bill goes to the simpler, less eager choice.
         best = min(safe, key=lambda p: (round(p.bill, 9), -p.line, -p.keep), default=None) if safe else None
         column = self.current.column(column_key(self.settings.strategy, self.settings.keep_facts))
-        self.recommendation = Recommendation(best, SweepPoint.of(column) if column else None)
+        current = SweepPoint.of(column) if column else None
+        if best is not None and current is not None and current.safe and round(current.bill, 9) <= round(best.bill, 9):
+            best = current  # nothing to change for the same bill
+        self.recommendation = Recommendation(best, current)
 
     @property
     def keys(self) -> list[str]:
