@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.conftest import SIZES
 from webapp.core.model import LANGUAGES
+from webapp.core.strategy_catalog import STRATEGIES
 
 # What is wrong with the shown chart, as sentences: a text outside the drawing, two texts that
 # overlap, a page wider than the screen.
@@ -33,10 +34,10 @@ CHART_PROBLEMS = """() => {
 }"""
 
 
-# The data-point of a point of `strategy` in the wide chart that is on top at its centre.
-CLICKABLE = """strategy => {
+# The data-point of the first point of the wide chart that is on top at its centre (points of
+# close bills overlap; the tables list them all).
+CLICKABLE = """() => {
   for (const a of document.querySelectorAll('#sweep-chart svg.compare-chart__svg--wide a.sweep-point')) {
-    if (!a.dataset.point.startsWith(strategy + '@')) continue;
     a.scrollIntoView({block: 'center'});
     const r = a.querySelector('circle').getBoundingClientRect();
     const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
@@ -51,14 +52,15 @@ def test_open_the_sweep_from_the_comparison_and_click_a_point(page, live_server)
     page.click("#open-sweep")
     expect(page.locator("h1")).to_contain_text("Choose your settings")
     assert "/sweep/bike-shop" in page.url
-    # A point on top where it is drawn (points of close bills overlap; the tables list them all).
-    chosen = page.evaluate(CLICKABLE, "drop")
-    assert chosen, "no point of drop can be clicked"
+    chosen = page.evaluate(CLICKABLE)
+    assert chosen, "no point of the chart can be clicked"
+    key, rest = chosen.split("@")
+    line = rest.split("/")[0]
     page.locator(f'#sweep-chart svg.compare-chart__svg--wide a.sweep-point[data-point="{chosen}"] circle').click()
-    line = chosen.split("@")[1].split("/")[0]
-    expect(page).to_have_url(re.compile(r"/play/bike-shop\?.*strategy=drop"))
-    expect(page.locator("#f-strategy")).to_have_value("drop")
-    expect(page.locator("#f-threshold")).to_have_value(line)
+    expect(page).to_have_url(re.compile(r"/play/bike-shop(\?|$)"))
+    expect(page.locator("#f-strategy")).to_have_value(key.split("+")[0])
+    if STRATEGIES[key.split("+")[0]].family == "textbook":
+        expect(page.locator("#f-threshold")).to_have_value(line)
 
 
 def test_the_advice_opens_the_advised_point(page, live_server):

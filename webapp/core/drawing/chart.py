@@ -192,14 +192,15 @@ def _identical(columns: list[Column]) -> list[list[Column]]:
     return groups
 
 
-def spread_labels(series: list[Series], top: float, bottom: float) -> list[Series]:
-    """Move end labels apart so none overlaps, keeping their order from top to bottom."""
+def spread_labels(series: list[Series], top: float, bottom: float, gap: float = LABEL_GAP) -> list[Series]:
+    """Move end labels apart so none overlaps, keeping their order from top to bottom; `gap`
+    is the height of one line of a label."""
     order = sorted(range(len(series)), key=lambda i: series[i].label_y)
     ys = [series[i].label_y for i in order]
-    heights = [LABEL_GAP * len(series[i].lines) for i in order]  # a label spans its lines
+    heights = [gap * len(series[i].lines) for i in order]  # a label spans its lines
     for k in range(1, len(ys)):
         ys[k] = max(ys[k], ys[k - 1] + heights[k - 1])
-    overflow = ys[-1] + heights[-1] - LABEL_GAP - bottom if ys else 0
+    overflow = ys[-1] + heights[-1] - gap - bottom if ys else 0
     if overflow > 0:
         ys[-1] -= overflow
         for k in range(len(ys) - 2, -1, -1):

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.sweep import Sweep, SweepPoint
-from .chart import DASHES, LABEL_GAP, MARKERS, UNLABELLED_MARGIN, marker_shape, spread_labels, wrap_names
+from .chart import DASHES, MARKERS, UNLABELLED_MARGIN, marker_shape, spread_labels, wrap_names
+
+# One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
+LABEL_GAP = 16
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ def bill_chart(
             style=style % len(DASHES),
             label_y=marks[-1].y,
         ))
-    series = spread_labels(series, top + 4, bottom)
+    series = spread_labels(series, top + 4, bottom, LABEL_GAP)
     best = sweep.recommendation.best
     best_mark = next((m for s in series for m in s.marks if best is not None and m.point == best), None)
     x_ticks = tuple(Tick(x_of(line), line) for line in sweep.lines)
