@@ -20,6 +20,7 @@ from webapp.core.analysis.sweep import SWEPT, SweepPoint, SweepRange, check_rang
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import open_scenario
 from webapp.core.settings import SettingsError
+from webapp.core.strategy_catalog import STRATEGIES
 
 BIKE = open_scenario("bike-shop")
 SESSION = Path(__file__).parent / "fixtures" / "sessions" / "codex" / "empire-of-bits-codex-session-a.jsonl"
@@ -89,6 +90,13 @@ def test_settings_as_cheap_as_the_cheapest_safe_point_are_the_advice():
     scenario = open_scenario(str(SESSION.parent.parent / "claude-code" / "spotter-ae4a77f8-lines-1300-1700-compaction.jsonl"))
     advice = sweep(scenario, span=SweepRange(50, 90, 20, (2,))).recommendation
     assert advice.current.safe and advice.best == advice.current and advice.changes == {}
+
+
+def test_the_advice_never_changes_the_keep_of_a_product_that_draws_its_own():
+    scenario = open_scenario(str(SESSION))
+    advice = sweep(scenario, scenario.settings.model_copy(update={"window": 32000}), span=SweepRange(75, 95, 10, (1, 2, 3))).recommendation
+    assert STRATEGIES[advice.best.strategy].keep_rule  # Codex CLI, on this session
+    assert "keep" not in advice.changes and advice.best.keep == 2  # the current KEEP, among equal bills
 
 
 def test_unsafe_points_are_those_the_verdict_faults(bike_sweep):

@@ -180,7 +180,9 @@ class Recommendation:
             return {}
         now, best = self.current.settings, self.best.settings
         out: dict[str, tuple[object, object]] = {}
-        for name in ("strategy", "keep_facts", "threshold", "keep", "alert", "target"):
+        # A product that draws its own KEEP reads no keep: there is none to change.
+        names = ("strategy", "keep_facts", "threshold", "alert", "target") + (() if STRATEGIES[best.strategy].keep_rule else ("keep",))
+        for name in names:
             before, after = getattr(now, name), getattr(best, name)
             if name == "threshold":
                 before, after = now.effective_threshold, best.effective_threshold
@@ -204,8 +206,9 @@ class Sweep:
     def __post_init__(self) -> None:
         safe = [point for point in self.points if point.safe]
         # The catalog's order breaks ties, then the higher line (fewer compactions), then the
-        # larger KEEP: an equal bill goes to the simpler, less eager choice.
-        best = min(safe, key=lambda p: (round(p.bill, 9), -p.line, -p.keep), default=None) if safe else None
+        # current KEEP, then the larger: an equal bill goes to the simpler, less eager choice.
+        keep = self.settings.keep
+        best = min(safe, key=lambda p: (round(p.bill, 9), -p.line, p.keep != keep, -p.keep), default=None) if safe else None
         column = self.current.column(column_key(self.settings.strategy, self.settings.keep_facts))
         current = SweepPoint.of(column) if column else None
         if best is not None and current is not None and current.safe and round(current.bill, 9) <= round(best.bill, 9):
