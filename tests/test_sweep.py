@@ -184,6 +184,9 @@ def test_json_and_csv_hold_every_point_and_the_advice(client):
     assert data["range"] == {"line_from": 60, "line_to": 90, "line_step": 10, "lines": [0.6, 0.7, 0.8, 0.9], "keeps": [1, 2]}
     assert data["recommendation"]["best"]["key"] == result.recommendation.best.key
     assert data["recommendation"]["text"][0].startswith("Cheapest safe point")
+    for row in data["points"]:  # each point's play view, with its settings
+        linked = parse_qs(urlparse(row["play_url"]).query)
+        assert linked.get("strategy", ["truncate-drop"])[-1] == row["strategy"]
     response = client.get("/sweep/bike-shop.csv" + query)
     assert response.mimetype == "text/csv" and "attachment" in response.headers["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))

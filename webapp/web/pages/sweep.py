@@ -57,6 +57,8 @@ def page_json(scenario_id: str):
     result = sweep_for(view)
     data = sweep_json(result)
     data["recommendation"]["text"] = advice(result.recommendation)
+    for row, point in zip(data["points"], result.points):
+        row["play_url"] = view.url("play.page", settings=point.settings, play=False)
     return jsonify(data)
 
 
