@@ -20,7 +20,7 @@
    line, and lines of events around them) as the store does, and replaying it with
    o200k_base, against tokenizing its messages' text once (issue 21). Goal: at most 3x.
 
-Core times (1, 2, 5) are CPU time of this process, the best of --repeat runs measured in
+Core times (1, 2, 5, 7) are CPU time of this process, the best of --repeat runs measured in
 alternation, so other work on the machine skews a ratio less. Latencies (3) are wall time.
 """
 
@@ -47,6 +47,8 @@ from tests.generators import session_with_metadata  # noqa: E402
 from tests.seed_reference import SEED_PREVIEW, load_seed_compact, seed_requests  # noqa: E402
 from webapp.core.counting import vocab  # noqa: E402
 from webapp.core.analysis.compare import compare, variants  # noqa: E402
+from webapp.core.analysis.sweep import SweepRange, sweep  # noqa: E402
+from webapp.core.inputs.library import open_scenario  # noqa: E402
 from webapp.core.engine.replay import replay  # noqa: E402
 from webapp.core.inputs.store import TranscriptStore  # noqa: E402
 from webapp.core.inputs.transcripts import parse_transcript  # noqa: E402
@@ -174,6 +176,33 @@ def bench_compare(scenario: Scenario, repeat: int) -> tuple[float, float]:
     return times["replays"], times["compare"]
 
 
+SWEEP_MESSAGES, SWEEP_WINDOW = 1000, 128_000
+
+
+def bench_sweep(repeat: int) -> dict[str, tuple[int, float, float]]:
+    """Per chat: (replays the sweep made, one replay, the full sweep), each from a cold token
+    cache (the counters' text caches and the chat's own measures cleared before every run)."""
+    session = parse_transcript(json.dumps(generate_transcript(SWEEP_MESSAGES)), "bench-session.json", scenario_id="bench-session")
+    chats = {
+        f"{SWEEP_MESSAGES:,}-message session": (session, session.settings.model_copy(update={"window": SWEEP_WINDOW, "counter": "o200k_base"})),
+        "long-haul lesson": (open_scenario("long-haul"), None),
+    }
+    return {name: sweep_times(scenario, settings or scenario.settings, repeat) for name, (scenario, settings) in chats.items()}
+
+
+def sweep_times(scenario: Scenario, settings: Settings, repeat: int) -> tuple[int, float, float]:
+    """(points, one replay, the full sweep at one KEEP), each from a cold token cache."""
+    span = SweepRange(keeps=(settings.keep,))
+
+    def cold() -> None:
+        for counter in ("o200k_base", "cl100k_base"):
+            get_counter(counter).cache_clear()
+        scenario.counters.clear()
+
+    times = alternating_best({"one": lambda: replay(scenario, settings), "sweep": lambda: sweep(scenario, settings, span=span)}, repeat, setup=cold)
+    return len(sweep(scenario, settings, span=span).points), times["one"], times["sweep"]
+
+
 def bench_latency(port: int, rounds: int) -> dict[str, tuple[float, float]]:
     """Median and 90th percentile wall time (ms) of each kind of request, over `rounds`
     rounds of one request each, in turn, stepping through every call of the scenarios."""
@@ -269,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"   a file of {size:,} bytes whose messages and tools hold {characters:,} characters")
         print(f"   {'tokenize its messages once (floor)':36} {tokenize * 1000:8.1f} ms  1.00x")
         print(f"   {'read and replay':36} {session * 1000:8.1f} ms  {session / tokenize:4.2f}x: {verdict(session / tokenize <= 3)}")
+
+        print("\n7. The sweep: every strategy x 10 lines (one KEEP) vs one replay, cold token cache. Goal: <= 10x")
+        for name, (points, one, swept) in bench_sweep(args.repeat).items():
+            print(f"   {name:36} one replay {one * 1000:8.1f} ms, sweep of {points} points {swept * 1000:9.1f} ms  {swept / one:5.1f}x: {verdict(swept / one <= 10)}")
 
     if args.only != "core":
         with serve(workers=1) as (port, _):

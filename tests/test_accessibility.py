@@ -33,6 +33,7 @@ PAGES = {
     "overflow": PLAY + "?strategy=none&call=6",
     "error": PLAY + "?keep=0",
     "compare": f"/compare/bike-shop?call={HAMMER_CALL}",
+    "sweep": "/sweep/bike-shop",
     "transcript": "/transcripts/new",
 }
 

@@ -50,6 +50,8 @@ def test_without_a_budget_nothing_is_limited(capsys):
         ("/compare/long-haul.csv", "Comparing every strategy on this chat"),
         ("/compare/long-haul.json", "Comparing every strategy on this chat"),
         ("/play/long-haul?strategy=summarize", "Replaying this chat"),
+        ("/sweep/long-haul", "Sweeping every strategy over these red lines"),
+        ("/sweep/long-haul.json", "Sweeping every strategy over these red lines"),
     ],
 )
 def test_past_the_budget_the_page_says_what_was_too_large_and_what_to_change(tmp_path, path, what):

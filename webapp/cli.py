@@ -1,9 +1,10 @@
 """Command line: replay a scenario or a transcript and print what each call sends, compare
-every strategy on it, serve the playground, or record a live run of an agent."""
+every strategy on it, sweep every strategy over a range of lines and KEEP values, serve the playground, or record a live run of an agent."""
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import signal
@@ -15,6 +16,8 @@ from pydantic import BaseModel
 from .core.analysis.compare import Comparison, check_call, compare
 from .core.analysis.comparison_data import comparison_json, recorded_row, summary_row
 from .core.analysis.verdict import english, verdict_notices
+from .core.analysis.sweep import LINE_FROM, LINE_STEP, LINE_TO, Sweep, SweepRange, parse_keeps, sweep
+from .core.analysis.sweep_data import point_row, sweep_json
 from .core.analysis.layers import layer_use, request_layers
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
@@ -70,6 +73,17 @@ def _parser() -> argparse.ArgumentParser:
     side.add_argument("--call", type=int, help="the call whose request is shown (default: the last)")
     add_fields(side, Pricing)
     side.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    over = commands.add_parser("sweep", help="replay every strategy over a range of lines and KEEP values, and advise the cheapest safe point")
+    over.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or a .json / .traj transcript (any format docs/transcripts.md lists)")
+    add_fields(over, Settings, {**WORDS, "strategy": "the current strategy, which the advice is weighed against"})
+    add_fields(over, Pricing)
+    over.add_argument("--line-from", type=int, default=LINE_FROM, help=f"the lowest line, in percent of the window (default {LINE_FROM})")
+    over.add_argument("--line-to", type=int, default=LINE_TO, help=f"the highest line, in percent (default {LINE_TO})")
+    over.add_argument("--line-step", type=int, default=LINE_STEP, help=f"percent between two lines (default {LINE_STEP})")
+    over.add_argument("--keeps", default="", help="KEEP values, comma-separated (default: half, the same and double the current KEEP)")
+    formats = over.add_mutually_exclusive_group()
+    formats.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    formats.add_argument("--csv", action="store_true", help="print one CSV row per point instead of a table")
     commands.add_parser("list", help="list the scenarios (the built-in ones and those of SCENARIOS_DIR)")
     serve = commands.add_parser("serve", help="serve the playground in the browser with gunicorn")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
@@ -107,6 +121,8 @@ def _run(argv: list[str] | None) -> int:
         scenario = open_scenario(args.scenario)
         values = {name: getattr(args, name) for name in Settings.model_fields}
         settings = parse_settings(values, scenario.settings)
+        if args.command == "sweep":
+            return _sweep(args, scenario, settings)
         if args.command == "compare":
             comparison = compare(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}))
             call = check_call(comparison, args.call)
@@ -128,6 +144,27 @@ def _run(argv: list[str] | None) -> int:
         print()
     else:
         print(table(result, layers=args.layers))
+    return 0
+
+
+def _sweep(args: argparse.Namespace, scenario, settings: Settings) -> int:
+    """The sweep as a table, JSON or CSV. Raises SettingsError for a bad range."""
+    try:
+        keeps = parse_keeps(args.keeps)
+    except ValueError:
+        raise SettingsError([f"keeps: got {args.keeps!r}, expected whole numbers separated by commas"]) from None
+    span = SweepRange(args.line_from, args.line_to, args.line_step, keeps)
+    result = sweep(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}), span)
+    if args.json:
+        json.dump(sweep_json(result), sys.stdout, ensure_ascii=False, indent=1)
+        print()
+    elif args.csv:
+        rows = [point_row(point) for point in result.points]
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        print(sweep_table(result))
     return 0
 
 
@@ -328,3 +365,55 @@ def comparison_table(comparison: Comparison, call: int) -> str:
     lines += ["", "pitfalls:", *pitfalls] if pitfalls else []
     lines += ["", "verdict:"] + [f"  {line}" for line in english(verdict_notices(comparison))]
     return "\n".join(read_as_lines(comparison.scenario, s.counter) + lines)
+
+
+def sweep_table(result: Sweep) -> str:
+    """The bill of every strategy at every line, one table per KEEP (x: unsafe), then the advice."""
+    s = result.settings
+    lines = [
+        f"{result.scenario.text('title')} · window {s.window:,} · counter {s.counter} · "
+        f"lines {result.span.line_from}% to {result.span.line_to}% by {result.span.line_step} · KEEP counts {s.keep_unit.replace('_', ' ')}",
+        "bill in $ for the whole chat; x: unsafe (overflows, leaves the reply no room, loses a fact, sends a request an API refuses, or may break tool pairs)",
+    ]
+    for keep in result.keeps:
+        shown = sorted({round(point.line, 4) for point in result.points if point.keep == keep})
+        lines += ["", f"keep {keep}:", f"  {'strategy':<23}" + "".join(f" {line:>8.0%}" for line in shown)]
+        for key in result.keys:
+            at = {round(point.line, 4): point for point in result.series(key, keep)}
+            cells = "".join(f" {_bill_cell(at.get(line)):>8}" for line in shown)
+            lines.append(f"  {key:<23}{cells}")
+    lines += ["", "advice:", *(f"  {line}" for line in advice_lines(result))]
+    return "\n".join(lines)
+
+
+def _bill_cell(point) -> str:
+    if point is None:
+        return ""
+    return f"{point.bill:.4f}" + ("" if point.safe else "x")
+
+
+def advice_lines(result: Sweep) -> list[str]:
+    """The cheapest safe point and how far it is from the current settings, in English."""
+    advice = result.recommendation
+    best, current = advice.best, advice.current
+    if best is None:
+        return ["no point of the sweep is safe: raise the window, or widen the range"]
+    out = [
+        f"cheapest safe point: {best.key} at line {best.line:.0%} ({best.settings.limit:,.0f} tokens), keep {best.keep}: "
+        f"${best.bill:.4f}, {best.sent:,} tokens sent ({best.cached:,} from the cache), {best.compactions} compactions"
+    ]
+    if current is not None:
+        state = "safe" if current.safe else "unsafe"
+        out.append(f"your settings: {current.key} at line {current.line:.0%}, keep {current.keep}: ${current.bill:.4f} ({state})")
+        if advice.changes:
+            out.append("change: " + ", ".join(f"{name} {_setting(now)} -> {_setting(then)}" for name, (now, then) in advice.changes.items()))
+            out.append(f"saves ${advice.saving:.4f}" if advice.saving >= 0 else f"costs ${-advice.saving:.4f} more, and is safe")
+        else:
+            out.append("your settings are the cheapest safe point")
+    return out
+
+
+def _setting(value) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

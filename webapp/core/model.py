@@ -241,6 +241,12 @@ class Scenario:
         return values.get(language) or values.get("en") or next(iter(values.values()), "")
 
     @cached_property
+    def counters(self) -> dict[str, object]:
+        """The counters this chat's replays share, by name, as the engine makes them
+        (engine/calls.py, `chat_counter`): each message of the script measured once for all."""
+        return {}
+
+    @cached_property
     def call_count(self) -> int:
         # Counted once: every page reads it to check its `call` parameter.
         return count_calls(self.script)

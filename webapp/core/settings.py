@@ -285,10 +285,12 @@ def changed_from(settings: Settings, base: Settings) -> dict[str, Any]:
     return changed
 
 
-def with_strategy(settings: Settings, base: Settings, strategy: str) -> Settings:
-    """`settings` with another strategy: what was set by hand stays, the rest starts over from
-    that strategy's own starting point (a harness's defaults)."""
-    return parse_settings({**changed_from(settings, base), "strategy": strategy}, base)
+def with_strategy(settings: Settings, base: Settings, strategy: str, fixed: Collection[str] = ()) -> Settings:
+    """`settings` with another strategy: what was set by hand stays (and the fields named in
+    `fixed`, even where they equal `base`'s), the rest starts over from that strategy's own
+    starting point (a harness's defaults)."""
+    kept = {**changed_from(settings, base), **{name: getattr(settings, name) for name in fixed}}
+    return parse_settings({**kept, "strategy": strategy}, base)
 
 
 def parse_settings(values: dict[str, Any], defaults: Settings | None = None) -> Settings:

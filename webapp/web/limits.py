@@ -198,7 +198,9 @@ def init_answers(app: Flask) -> None:
     @app.errorhandler(BudgetExceeded)
     def over_budget(error: BudgetExceeded):
         seconds = format_number(error.seconds)
-        if request.blueprint == "compare":
+        if request.blueprint == "sweep":
+            what = _("Sweeping every strategy over these red lines and KEEP values needs more computing than one page may use here (%(seconds)s seconds).", seconds=seconds)
+        elif request.blueprint == "compare":
             what = _("Comparing every strategy on this chat needs more computing than one page may use here (%(seconds)s seconds).", seconds=seconds)
         else:
             what = _("Replaying this chat needs more computing than one page may use here (%(seconds)s seconds).", seconds=seconds)
@@ -208,8 +210,10 @@ def init_answers(app: Flask) -> None:
             problems.append(_("The chat has %(messages)s messages and %(calls)s model calls.", messages=format_number(messages), calls=format_number(calls)))
         problems.append(_(
             "To see it here, cut the transcript to fewer messages, or raise the window so that compaction happens less often. "
-            "The command line (compaction-playground compare) has no such limit."
+            "The command line (compaction-playground compare, or sweep) has no such limit."
         ))
+        if request.blueprint == "sweep":
+            problems.append(_("Or sweep fewer red lines (a larger step, a narrower range) and fewer KEEP values."))
         return error_page(422, problems)
 
     @app.errorhandler(LongChatsBusy)

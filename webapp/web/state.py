@@ -39,6 +39,7 @@ from flask_babel import gettext as _
 from pydantic import BaseModel
 
 from ..core.analysis.pricing import Pricing, parse_pricing
+from ..core.analysis.sweep import KEEP_HIGH, LINE_FROM, LINE_HIGH, LINE_LOW, LINE_STEP, LINE_TO, MOST_KEEPS, STEP_HIGH, parse_keeps
 from ..core.inputs.store_index import DELETED, ROOM, UNKNOWN
 from ..core.model import ID_PATTERN, LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, changed_from, parse_settings, with_strategy
@@ -110,6 +111,17 @@ def block_id(text: str, scenario: Scenario) -> str:
     return text
 
 
+def keep_values(text: str, scenario: Scenario) -> str:
+    """The sweep's KEEP values, "1,2,4", as written back (sorted, no repeats)."""
+    try:
+        values = parse_keeps(text)
+    except ValueError:
+        values = ()
+    if not values or len(values) > MOST_KEEPS or not all(1 <= value <= KEEP_HIGH for value in values):
+        raise Refused(_("up to %(most)s whole numbers from 1 to %(high)s, separated by commas", most=MOST_KEEPS, high=KEEP_HIGH))
+    return ",".join(str(value) for value in sorted(set(values)))
+
+
 def param(read: Callable[[str, Scenario], Any]) -> dict:
     """Field metadata that makes a `PageState` field a URL parameter of the same name."""
     return {"read": read}
@@ -130,6 +142,12 @@ class PageState:
     speed: str = field(default="1", metadata=param(one_of(*SPEEDS)))
     # Projector mode, for a teacher: large type, high contrast, the stepper, the well and the story only.
     projector: bool = field(default=False, metadata=param(flag))
+    # The sweep's range (core/analysis/sweep.py): lines in percent of the window, and the KEEP
+    # values ("": half, the same and double the current KEEP).
+    line_from: int = field(default=LINE_FROM, metadata=param(whole(LINE_LOW, lambda scenario: LINE_HIGH)))
+    line_to: int = field(default=LINE_TO, metadata=param(whole(LINE_LOW, lambda scenario: LINE_HIGH)))
+    line_step: int = field(default=LINE_STEP, metadata=param(whole(1, lambda scenario: STEP_HIGH)))
+    keeps: str = field(default="", metadata=param(keep_values))
     lang: str | None = field(default=None, metadata=param(one_of(*LANGUAGES)))
 
     @classmethod

@@ -13,7 +13,7 @@ its sentences, are in `verdict.py`; the comparison as plain data (JSON, CSV) in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Collection
 
 from ..time_budget import spend
 from .cache import CacheHit, MessageKeys
@@ -171,14 +171,15 @@ def column_key(strategy: str, keep_facts: bool) -> str:
     return f"{strategy}+facts" if keep_facts else strategy
 
 
-def variants(settings: Settings, base: Settings | None = None) -> list[Settings]:
+def variants(settings: Settings, base: Settings | None = None, fixed: Collection[str] = ()) -> list[Settings]:
     """The settings of every column: what `settings` sets by hand over `base` (the scenario's
-    own), with each strategy, from where that strategy starts (a harness at its product's
-    defaults); each textbook strategy that summarizes once more with keep facts."""
+    own) and the fields named in `fixed`, with each strategy, from where that strategy starts
+    (a harness at its product's defaults); each textbook strategy that summarizes once more
+    with keep facts."""
     base = base or settings
     out = []
     for name, strategy in STRATEGIES.items():
-        column = with_strategy(settings, base, name)
+        column = with_strategy(settings, base, name, fixed)
         out.append(column.model_copy(update={"keep_facts": False}))
         if strategy.summarizes and not strategy.harness:
             out.append(column.model_copy(update={"keep_facts": True}))
@@ -213,15 +214,18 @@ def compare(
     settings: Settings | None = None,
     pricing: Pricing | None = None,
     run: Callable[[Scenario, Settings], Replay] = replay,
+    keys: MessageKeys | None = None,
+    fixed: Collection[str] = (),
 ) -> Comparison:
     """Replay every variant of `settings` once (through `run`, which may be a cache) and
-    gather the figures of each."""
+    gather the figures of each; `keys` may be shared with other comparisons of the chat.
+    The fields named in `fixed` count as set by hand: every harness runs with them too."""
     settings = settings or scenario.settings
     pricing = pricing or Pricing()
-    keys = MessageKeys()
+    keys = keys or MessageKeys()
     columns = []
     unavailable = {}
-    for variant in variants(settings, scenario.settings):
+    for variant in variants(settings, scenario.settings, fixed):
         spend()
         try:
             result = run(scenario, variant)

@@ -316,6 +316,28 @@ class TiktokenCounter:
         return twin
 
 
+class MeasuredOnce:
+    """A counter that measures each of a fixed set of messages once (a chat's script, which
+    every replay of it measures again: a sweep replays it a hundred times); any other message,
+    a summary or a cut result, is measured each time, so what it keeps is bounded by the chat."""
+
+    def __init__(self, counter: Counter, messages: Iterable[Message]):
+        self.counter = counter
+        self._known = {id(message): message for message in messages}  # kept alive: ids stay theirs
+        self._units: dict[int, int] = {}
+
+    def measure(self, message: Message) -> int:
+        units = self._units.get(id(message))
+        if units is None:
+            units = self.counter.measure(message)
+            if id(message) in self._known:
+                self._units[id(message)] = units
+        return units
+
+    def __getattr__(self, name: str):
+        return getattr(self.counter, name)
+
+
 COUNTERS: dict[str, Counter] = {
     "estimate": EstimateCounter(),
     "cl100k_base": TiktokenCounter("cl100k_base", "cl100k_base (GPT-4, GPT-3.5)", CL100K_FORMAT),

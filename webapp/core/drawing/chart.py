@@ -51,11 +51,11 @@ class Series:
 
     def marker_path(self, size: float = 3.5) -> str:
         """One SVG path drawing this series' marker at every point."""
-        return " ".join(_marker(self.marker, p.x, p.y, size) for p in self.points)
+        return " ".join(marker_shape(self.marker, p.x, p.y, size) for p in self.points)
 
     def marker_path_at(self, x: float, y: float, size: float = 3.5) -> str:
         """This series' marker once, at (x, y): its swatch in a legend."""
-        return _marker(self.marker, x, y, size)
+        return marker_shape(self.marker, x, y, size)
 
 
 @dataclass(frozen=True)
@@ -121,12 +121,12 @@ def request_chart(
     groups = _identical(comparison.columns)
     recorded = comparison.recorded
     # Every end label has its own place: the chart grows when they need more than its height.
-    labels = sum(len(_wrap([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
+    labels = sum(len(wrap_names([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
     height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
     left, top, bottom = 64.0, 16.0, height - 36.0
     right = width - max(label_width, UNLABELLED_MARGIN)
     peak = max([column.peak_tokens for column in comparison.columns] + [recorded.peak_tokens if recorded else 0])
-    top_tokens = _nice_ceiling(max(peak, settings.real_window) * 1.08)
+    top_tokens = nice_top(max(peak, settings.real_window) * 1.08)
     count = comparison.call_count
 
     def x_of(number: int) -> float:
@@ -145,14 +145,14 @@ def request_chart(
     for style, (keys, names, figures) in enumerate(lines):
         points = tuple(Point(number, tokens, x_of(number), y_of(tokens), overflow) for number, tokens, overflow in figures)
         series.append(_series(style, keys, names, points, bottom))
-    series = _spread_labels(series, top + 4, bottom)
+    series = spread_labels(series, top + 4, bottom)
     recorded_series = series.pop() if recorded else None
     # A line drawn for a window larger than the model's may be far above every request.
     rules = tuple(
         Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens)
         for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))
     )
-    step = _nice_step(top_tokens / 5)
+    step = nice_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
     # Every call_step-th call, and the last one, unless a regular tick is too close to it.
@@ -169,7 +169,7 @@ def _series(style: int, keys: tuple[str, ...], names: list[str], points: tuple[P
     return Series(
         keys=keys,
         names=", ".join(names),
-        lines=_wrap(names),
+        lines=wrap_names(names),
         points=points,
         # Past the seventh line, the markers shift by one: every line's pair stays its own.
         dash=DASHES[style % len(DASHES)],
@@ -192,14 +192,15 @@ def _identical(columns: list[Column]) -> list[list[Column]]:
     return groups
 
 
-def _spread_labels(series: list[Series], top: float, bottom: float) -> list[Series]:
-    """Move end labels apart so none overlaps, keeping their order from top to bottom."""
+def spread_labels(series: list[Series], top: float, bottom: float, gap: float = LABEL_GAP) -> list[Series]:
+    """Move end labels apart so none overlaps, keeping their order from top to bottom; `gap`
+    is the height of one line of a label."""
     order = sorted(range(len(series)), key=lambda i: series[i].label_y)
     ys = [series[i].label_y for i in order]
-    heights = [LABEL_GAP * len(series[i].lines) for i in order]  # a label spans its lines
+    heights = [gap * len(series[i].lines) for i in order]  # a label spans its lines
     for k in range(1, len(ys)):
         ys[k] = max(ys[k], ys[k - 1] + heights[k - 1])
-    overflow = ys[-1] + heights[-1] - LABEL_GAP - bottom if ys else 0
+    overflow = ys[-1] + heights[-1] - gap - bottom if ys else 0
     if overflow > 0:
         ys[-1] -= overflow
         for k in range(len(ys) - 2, -1, -1):
@@ -211,7 +212,7 @@ def _spread_labels(series: list[Series], top: float, bottom: float) -> list[Seri
     return placed
 
 
-def _wrap(names: list[str]) -> tuple[str, ...]:
+def wrap_names(names: list[str]) -> tuple[str, ...]:
     """Names joined by commas, in lines of at most LABEL_CHARS characters where possible."""
     lines: list[str] = []
     for name in names:
@@ -224,7 +225,7 @@ def _wrap(names: list[str]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _nice_step(raw: float) -> int:
+def nice_step(raw: float) -> int:
     magnitude = 10 ** max(0, len(str(int(raw))) - 1)
     for factor in (1, 2, 2.5, 5, 10):
         if raw <= factor * magnitude:
@@ -232,12 +233,12 @@ def _nice_step(raw: float) -> int:
     return int(10 * magnitude)
 
 
-def _nice_ceiling(value: float) -> int:
-    step = _nice_step(value / 5)
+def nice_top(value: float) -> int:
+    step = nice_step(value / 5)
     return int(-(-value // step) * step)
 
 
-def _marker(shape: str, x: float, y: float, r: float) -> str:
+def marker_shape(shape: str, x: float, y: float, r: float) -> str:
     if shape == "circle":
         return f"M{x - r:.1f},{y:.1f}a{r},{r} 0 1,0 {2 * r},0a{r},{r} 0 1,0 {-2 * r},0Z"
     if shape == "square":

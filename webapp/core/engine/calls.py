@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import wraps
 from typing import Any, Callable, TypeVar
 
-from ..counting.tokens import Message, call_names, get_counter
+from ..counting.tokens import MeasuredOnce, Message, call_names, get_counter
 from ..model import Fact, RecordedUsage, Scenario
 from ..settings import Settings
 from .history import Block
@@ -135,7 +135,7 @@ class Replay:
         """A message compacted at the very call it entered (a tool result just before a new
         request falls outside KEEP at once), as it was before that compaction."""
         item = next(item for item in self.scenario.script if item.id == block.id)
-        counter = get_counter(self.settings.counter).with_call_names(script_call_names(self.scenario))
+        counter = chat_counter(self.scenario, self.settings.counter)
         return replace(block, message=item.message, units=counter.measure(item.message), state="original")
 
     def gone(self, number: int) -> list[str]:
@@ -171,6 +171,17 @@ def per_replay(function: Callable[[Replay], Derived]) -> Callable[[Replay], Deri
             return value
 
     return cached
+
+
+def chat_counter(scenario: Scenario, name: str):
+    """The counter `name` for the replays of `scenario`: it reads a tool result under the name
+    of the function its call names, and measures each message of the script once, for every
+    replay of the chat."""
+    found = scenario.counters.get(name)
+    if found is None:
+        counter = get_counter(name).with_call_names(script_call_names(scenario))
+        found = scenario.counters[name] = MeasuredOnce(counter, [*scenario.prefix, *(item.message for item in scenario.script)])
+    return found
 
 
 def script_call_names(scenario: Scenario) -> dict[str, str]:

@@ -52,11 +52,12 @@ class Block:
         """The message's length as JSON, the measure Gemini CLI splits its history by."""
         return len(json.dumps(self.message, ensure_ascii=False))
 
-    @property
+    # Read at every call while the block is sent: the facts' search, the pair check.
+    @cached_property
     def searchable(self) -> str:
         return searchable(self.message)
 
-    @property
+    @cached_property
     def tool_call_ids(self) -> tuple[str, ...]:
         return tuple(call.get("id", "") for call in self.message.get("tool_calls") or [])
 

@@ -16,13 +16,13 @@ from ..i18n import N_
 from .history import PairCheck
 from ..model import Fact, Scenario, ScriptMessage
 from ..settings import Settings
-from .calls import Call, Event, FactStatus, PinStatus, Replay, script_call_names
+from .calls import Call, Event, FactStatus, PinStatus, Replay, chat_counter
 from .compaction import Compaction, Context
 from .pitfalls import LOOP, call_pitfalls, trigger_notices
 from .recorded import recorded_compactions, recorded_usage, unlogged
 from .strategies import compact
 from .summarizer import OfflineSummarizer, Summarizer
-from ..counting.tokens import Message, get_counter, tool_call_texts
+from ..counting.tokens import Message, tool_call_texts
 
 # The estimate is what a loop believes; a provider counts real tokens. When the loop counts
 # with the estimate, the provider's count (for overflow and room for the reply) is taken with
@@ -113,7 +113,7 @@ def fact_statuses(facts: list[Fact], prefix: Sequence[Message], blocks: list[Blo
 
 def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Summarizer | None = None) -> Replay:
     settings = settings or scenario.settings
-    counter = get_counter(settings.counter).with_call_names(script_call_names(scenario))
+    counter = chat_counter(scenario, settings.counter)
     floor_units = scenario.floor_units(counter)
     # What the log does not hold (system prompt, tool definitions) joins the floor (recorded.py).
     missing = unlogged(scenario, counter, floor_units)
@@ -178,7 +178,7 @@ class _Loop:
         self.pins_arrived: list[ScriptMessage] = []  # pinned messages, as written, in order
         counter = context.counter
         if counter.name == "estimate":
-            counter = get_counter(PROVIDER_COUNTER).with_call_names(script_call_names(scenario))
+            counter = chat_counter(scenario, PROVIDER_COUNTER)
         self.provider = counter
         self.provider_floor = context.floor_units
         if counter is not context.counter:

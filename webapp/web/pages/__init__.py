@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from flask import Flask
 
-from . import compare, glossary, home, play, transcripts
+from . import compare, glossary, home, play, sweep, transcripts
 
 
 def init_app(app: Flask) -> None:
-    for page in (home, play, compare, transcripts, glossary):
+    for page in (home, play, compare, sweep, transcripts, glossary):
         app.register_blueprint(page.blueprint)

@@ -1,0 +1,140 @@
+"""The sweep's chart: the bill of each strategy against the line, at one KEEP, unsafe points
+marked. Pure data for a server-drawn SVG template, drawn as the comparison's chart is
+(`chart.py`): each line its own dash and marker and a label at its end, so it reads without
+colour; strategies whose bills are equal at every line share a line and a label.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from ..analysis.sweep import Sweep, SweepPoint
+from .chart import DASHES, MARKERS, UNLABELLED_MARGIN, marker_shape, spread_labels, wrap_names
+
+# One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
+LABEL_GAP = 16
+
+
+@dataclass(frozen=True)
+class Mark:
+    point: SweepPoint
+    x: float
+    y: float
+
+
+@dataclass(frozen=True)
+class BillSeries:
+    keys: tuple[str, ...]  # the columns drawn by this line (equal bills at every line)
+    names: str
+    lines: tuple[str, ...]  # the end label, wrapped
+    marks: tuple[Mark, ...]
+    dash: str
+    marker: str
+    style: int
+    label_y: float
+
+    @property
+    def polyline(self) -> str:
+        return " ".join(f"{m.x:.1f},{m.y:.1f}" for m in self.marks)
+
+    def marker_at(self, mark: Mark, size: float = 3.5) -> str:
+        """This series' marker at one point; an unsafe point is a cross, whatever the series."""
+        return marker_shape(self.marker if mark.point.safe else "cross", mark.x, mark.y, size + (0 if mark.point.safe else 1))
+
+    def swatch(self, x: float, y: float) -> str:
+        return marker_shape(self.marker, x, y, 3.5)
+
+
+@dataclass(frozen=True)
+class Tick:
+    at: float
+    value: float
+
+
+@dataclass(frozen=True)
+class BillChart:
+    width: int
+    height: int
+    left: float
+    right: float
+    top: float
+    bottom: float
+    keep: int
+    series: tuple[BillSeries, ...]
+    x_ticks: tuple[Tick, ...]
+    y_ticks: tuple[Tick, ...]
+    digits: int  # decimals of a tick's dollars: as many as the step needs
+    best: Mark | None  # the recommended point, when it is on this chart
+
+    @property
+    def labelled(self) -> bool:
+        return self.width - self.right > UNLABELLED_MARGIN
+
+
+def chart_keep(sweep: Sweep) -> int:
+    """The KEEP the chart shows: the current one when it was swept, else the nearest swept."""
+    return min(sweep.keeps, key=lambda keep: (abs(keep - sweep.settings.keep), keep))
+
+
+def bill_chart(
+    sweep: Sweep,
+    name: Callable[[SweepPoint], str],
+    width: int = 780,
+    height: int = 340,
+    label_width: int = 200,
+) -> BillChart:
+    """The chart of the points at the chart's KEEP, within the swept lines (a product that
+    lowers its line below them is in the table only); `name` writes a column's name."""
+    keep = chart_keep(sweep)
+    low, high = sweep.lines[0], sweep.lines[-1]
+    groups: dict[tuple, list[list[SweepPoint]]] = {}
+    for key in sweep.keys:
+        points = [p for p in sweep.series(key, keep) if low - 1e-9 <= p.line <= high + 1e-9]
+        if points:
+            groups.setdefault(tuple((round(p.line, 6), round(p.bill, 9), p.safe) for p in points), []).append(points)
+    labels = sum(len(wrap_names([name(points[0]) for points in group])) for group in groups.values())
+    height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
+    left, top, bottom = 84.0, 16.0, height - 36.0
+    right = width - max(label_width, UNLABELLED_MARGIN)
+    bills = [p.bill for group in groups.values() for points in group for p in points] or [0.0]
+    # From a round value under the cheapest point: bills of one chat differ by a few percent.
+    step = nice_step(max(max(bills) * 1.04 - min(bills) * 0.96, max(bills) * 0.05, 1e-6) / 5)
+    low_bill = step * math.floor(min(bills) * 0.96 / step)
+    top_bill = step * math.ceil(max(bills) * 1.04 / step)
+    top_bill = max(top_bill, low_bill + step)
+
+    def x_of(line: float) -> float:
+        return left if high <= low else left + (right - left) * (line - low) / (high - low)
+
+    def y_of(bill: float) -> float:
+        return bottom - (bottom - top) * (bill - low_bill) / (top_bill - low_bill)
+
+    series = []
+    for style, group in enumerate(groups.values()):
+        marks = tuple(Mark(p, x_of(p.line), y_of(p.bill)) for p in group[0])
+        names = [name(points[0]) for points in group]
+        series.append(BillSeries(
+            keys=tuple(points[0].key for points in group),
+            names=", ".join(names),
+            lines=wrap_names(names),
+            marks=marks,
+            dash=DASHES[style % len(DASHES)],
+            marker=MARKERS[(style + style // len(DASHES)) % len(MARKERS)],
+            style=style % len(DASHES),
+            label_y=marks[-1].y,
+        ))
+    series = spread_labels(series, top + 4, bottom, LABEL_GAP)
+    best = sweep.recommendation.best
+    best_mark = next((m for s in series for m in s.marks if best is not None and m.point == best), None)
+    x_ticks = tuple(Tick(x_of(line), line) for line in sweep.lines)
+    y_ticks = tuple(Tick(y_of(low_bill + i * step), low_bill + i * step) for i in range(0, round((top_bill - low_bill) / step) + 1))
+    digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
+    return BillChart(width, height, left, right, top, bottom, keep, tuple(series), x_ticks, y_ticks, digits, best_mark)
+
+
+def nice_step(raw: float) -> float:
+    """The round step (1, 2, 2.5 or 5 times a power of ten) at or just above `raw`."""
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(factor * magnitude for factor in (1, 2, 2.5, 5, 10) if raw <= factor * magnitude * (1 + 1e-9))

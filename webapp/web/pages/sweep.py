@@ -1,0 +1,153 @@
+"""The sweep page: every strategy over a range of lines and KEEP values, to choose settings.
+
+`sweep_for` is the page's one data function; `/sweep/<id>` renders it as the full page or,
+for htmx, its panels (web/htmx.py); `.json` and `.csv` are the same data. The range is part of
+the page state (web/state.py: `line_from`, `line_to`, `line_step`, `keeps`); the settings the
+sweep starts from, and weighs its advice against, are the play page's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from flask import Blueprint, Response, jsonify, request
+from flask_babel import format_number
+from flask_babel import gettext as _
+
+from ...core.analysis.sweep import Recommendation, Sweep, SweepPoint, SweepRange, parse_keeps, range_problems, sweep
+from ...core.analysis.sweep_data import point_row, sweep_json
+from ...core.analysis.verdict import Name
+from ...core.drawing.sweep_chart import bill_chart
+from ...core.settings import KEEP_UNITS
+from ..htmx import CameFrom, Fragments, fragment_page
+from ..languages import money, percent
+from ..state import PageState, StateError, read_state
+from .compare import PHONE_CHART, column_name
+
+blueprint = Blueprint("sweep", __name__)
+
+
+def sweep_for(view: PageState) -> Sweep:
+    """The sweep the URL asks for, or StateError 400 saying what is wrong with its range."""
+    span = SweepRange(view.line_from, view.line_to, view.line_step, parse_keeps(view.keeps))
+    problems = range_problems(span)
+    if problems:
+        raise StateError(400, [_(message) % values for message, values in problems])
+    return sweep(view.scenario, view.settings, view.pricing, span)
+
+
+SWEEP = Fragments(
+    "sweep.html",
+    target="panel",
+    form=("sweep-controls", "sweep_controls"),
+    from_elsewhere=("panel", "languages"),
+)
+
+
+@blueprint.route("/sweep/<scenario_id>", endpoint="page")
+@fragment_page(SWEEP)
+def page(view: PageState, came_from: CameFrom) -> dict:
+    return panel_context(view)
+
+
+@blueprint.route("/sweep/<scenario_id>.json", endpoint="json")
+def page_json(scenario_id: str):
+    view = read_state(scenario_id, request.args, request.endpoint)
+    result = sweep_for(view)
+    data = sweep_json(result)
+    data["recommendation"]["text"] = advice(result.recommendation)
+    for row, point in zip(data["points"], result.points):
+        row["play_url"] = view.url("play.page", settings=point.settings, play=False)
+    return jsonify(data)
+
+
+@blueprint.route("/sweep/<scenario_id>.csv", endpoint="csv")
+def page_csv(scenario_id: str):
+    view = read_state(scenario_id, request.args, request.endpoint)
+    rows = [point_row(point) for point in sweep_for(view).points]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    name = f"{view.scenario.id}-sweep.csv"
+    return Response(out.getvalue(), mimetype="text/csv", headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+def panel_context(view: PageState) -> dict:
+    result = sweep_for(view)
+    title = view.scenario.text("title", view.lang)
+    return {
+        "view": view,
+        "sweep": result,
+        "title": title,
+        "page_title": _("Choose your settings") + " · " + title,
+        "advice": advice(result.recommendation),
+        "best": result.recommendation.best,
+        "chart": bill_chart(result, point_name),
+        "phone_chart": bill_chart(result, point_name, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0),
+        "tables": tables(view, result),
+        "money": money,
+        "keep_unit_words": _(KEEP_UNITS[view.settings.keep_unit]),
+        "link": lambda point: view.url("play.page", settings=point.settings, play=False),
+    }
+
+
+def point_name(point: SweepPoint) -> str:
+    return column_name(Name(point.strategy, point.keep_facts))
+
+
+def tables(view: PageState, result: Sweep) -> list[dict]:
+    """One table per KEEP: a row per strategy, a cell per line (None where a product's line
+    lies elsewhere), the lines a product moved to outside the range added at their place."""
+    out = []
+    for keep in result.keeps:
+        lines = sorted({round(point.line, 6) for point in result.points if point.keep == keep})
+        rows = []
+        for key in result.keys:
+            at = {round(point.line, 6): point for point in result.series(key, keep)}
+            first = next(iter(at.values()), None)
+            rows.append({"name": point_name(first) if first else key, "cells": [at.get(line) for line in lines]})
+        out.append({"keep": keep, "lines": lines, "rows": rows})
+    return out
+
+
+def advice(recommendation: Recommendation) -> list[str]:
+    """The recommendation in the reader's words: the cheapest safe point, the current
+    settings, and what to change to get from one to the other."""
+    best, current = recommendation.best, recommendation.current
+    if best is None:
+        return [_("No point of this sweep is safe: at every line and KEEP, each strategy overflows the window, leaves the reply no room, loses a critical fact or sends a request an API would refuse. Raise the window, or widen the range.")]
+    lines = [_(
+        "Cheapest safe point: %(name)s with the red line at %(line)s (%(tokens)s tokens) and KEEP %(keep)s: %(cost)s for the whole chat, %(sent)s tokens sent.",
+        name=point_name(best), line=percent(best.line, 1), tokens=format_number(round(best.settings.limit)), keep=best.keep, cost=money(best.bill), sent=format_number(best.sent),
+    )]
+    if current is None:
+        return lines
+    if current.safe:
+        lines.append(_("Your settings (%(name)s, red line at %(line)s, KEEP %(keep)s) cost %(cost)s and are safe.", name=point_name(current), line=percent(current.line, 1), keep=current.keep, cost=money(current.bill)))
+    else:
+        lines.append(_("Your settings (%(name)s, red line at %(line)s, KEEP %(keep)s) cost %(cost)s and are not safe.", name=point_name(current), line=percent(current.line, 1), keep=current.keep, cost=money(current.bill)))
+    if not recommendation.changes:
+        lines.append(_("Your settings are already the cheapest safe point."))
+        return lines
+    lines.append(_("To get there, change: %(changes)s.", changes="; ".join(change_words(name, now, then) for name, (now, then) in recommendation.changes.items())))
+    if recommendation.saving >= 0:
+        lines.append(_("It saves %(cost)s on the whole chat.", cost=money(recommendation.saving)))
+    else:
+        lines.append(_("It costs %(cost)s more, and it is safe.", cost=money(-recommendation.saving)))
+    return lines
+
+
+def change_words(name: str, now: object, then: object) -> str:
+    """One setting to change, in the reader's words: "red line 80% → 75%"."""
+    if name == "strategy":
+        return _("strategy %(now)s → %(then)s", now=now, then=then)
+    if name == "keep_facts":
+        return _("keep facts: on") if then else _("keep facts: off")
+    if name == "threshold":
+        return _("red line %(now)s → %(then)s", now=percent(now, 1), then=percent(then, 1))
+    if name == "keep":
+        return _("KEEP %(now)s → %(then)s", now=now, then=then)
+    label = _("alert line") if name == "alert" else _("target")
+    return _("%(what)s %(now)s → off", what=label, now=percent(now, 1))
