@@ -9,11 +9,12 @@ import io
 import json
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import urlencode, urlparse
 
 import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
 
+from tests.links import link_state
 from webapp.cli import main
 from webapp.core.analysis.compare import compare
 from webapp.core.analysis.sweep import SWEPT, SweepPoint, SweepRange, check_range, point_settings, range_problems, sweep
@@ -159,8 +160,8 @@ def test_the_page_shows_the_advice_the_chart_and_every_point_as_a_link(client):
     for href, point in links:
         key, rest = point.split("@")
         line, keep = rest.split("/")
-        query = {name: values[-1] for name, values in parse_qs(urlparse(href.replace("&amp;", "&")).query).items()}
-        assert urlparse(href).path == "/play/bike-shop"
+        path, query = link_state(href)
+        assert path == "/play/bike-shop"
         assert query.get("strategy", "truncate-drop") == key.split("+")[0]
         assert float(query.get("threshold", 0.8)) == pytest.approx(float(line)) or key.startswith(("codex", "claude"))
         assert int(query.get("keep", 2)) == int(keep) or key.split("+")[0] in {"codex-cli", "gemini-cli", "claude-code", "anthropic-compaction", "openhands-summarizing", "openhands-masking", "langchain-summarization"}
@@ -170,8 +171,10 @@ def test_a_point_links_to_a_play_view_with_the_same_bill(client):
     result = sweep(BIKE, span=SMALL)
     html = client.get("/sweep/bike-shop?line_from=60&line_to=90&line_step=10&keeps=1,2").get_data(as_text=True)
     best = result.recommendation.best
-    href = re.search(rf'<a href="([^"]+)" data-point="{re.escape(best.key)}@{best.line:g}/{best.keep}"', html).group(1).replace("&amp;", "&")
-    data = client.get(href.replace("/play/bike-shop", "/compare/bike-shop.json")).get_json()
+    href = re.search(rf'<a href="([^"]+)" data-point="{re.escape(best.key)}@{best.line:g}/{best.keep}"', html).group(1)
+    path, state = link_state(href)
+    assert path == "/play/bike-shop"
+    data = client.get("/compare/bike-shop.json?" + urlencode(state)).get_json()
     column = next(c for c in data["strategies"] if c["key"] == best.key)
     assert column["bill_usd"] == pytest.approx(best.bill, abs=1e-6)
 
@@ -185,8 +188,7 @@ def test_json_and_csv_hold_every_point_and_the_advice(client):
     assert data["recommendation"]["best"]["key"] == result.recommendation.best.key
     assert data["recommendation"]["text"][0].startswith("Cheapest safe point")
     for row in data["points"]:  # each point's play view, with its settings
-        linked = parse_qs(urlparse(row["play_url"]).query)
-        assert linked.get("strategy", ["truncate-drop"])[-1] == row["strategy"]
+        assert link_state(row["play_url"])[1].get("strategy", "truncate-drop") == row["strategy"]
     response = client.get("/sweep/bike-shop.csv" + query)
     assert response.mimetype == "text/csv" and "attachment" in response.headers["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
