@@ -244,7 +244,7 @@ def corrupt(directory: Path) -> None:
         index.write(b"this is not SQLite's header, nor any database's" * 4)
 
 
-def test_a_corrupt_index_at_start_is_moved_aside_and_rebuilt_from_the_files(tmp_path, caplog):
+def test_a_corrupt_index_at_start_is_copied_aside_and_rebuilt_from_the_files(tmp_path, caplog):
     bodies = [chat(f"gardé {n}") for n in range(3)]
     client = new_app(tmp_path).test_client()
     for body in bodies:

@@ -139,7 +139,7 @@ class TranscriptIndex:
     def _db(self) -> sqlite3.Connection:
         """This thread's connection: SQLite connections are shared neither across threads nor
         across a fork (gunicorn may create the app before forking its workers), nor kept to an
-        index that was moved aside."""
+        index that was rebuilt."""
         key = (os.getpid(), self._generation)
         if getattr(self._local, "key", None) != key:
             if getattr(self._local, "key", (None,))[0] == os.getpid():
