@@ -39,6 +39,10 @@ def summary_row(column: Column, call: int) -> dict[str, object]:
         "summarizer_output": column.summarizer_output,
         "cleared_tokens": sum(call.compaction.cleared_tokens for call in column.calls if call.compaction),
         "facts_lost": "; ".join(f"{fate.fact.label or fate.fact.text} from call {fate.lost_from}" for fate in column.facts_lost),
+        # The values the agent used again (references.py): how many, and how many a call that
+        # used one no longer had (they are also in facts_lost, as "value from call N").
+        "references": len(column.references),
+        "references_lost": len(column.references_lost),
         "valid_requests": column.valid_requests,
         # The harness pitfalls (engine/pitfalls.py): calls that compacted and stayed above the
         # line, compactions that saved under 10%, tokens a summary made the cache write again.
@@ -83,6 +87,8 @@ def recorded_row(recorded: AsRecorded, call: int) -> dict[str, object]:
         "summarizer_output": None,
         "cleared_tokens": None,
         "facts_lost": None,
+        "references": None,
+        "references_lost": None,
         "valid_requests": None,
         "loop_compactions": None,
         "small_savings": None,
@@ -181,6 +187,17 @@ def strategy_json(column: Column, call: int) -> dict[str, object]:
         key=column.key,
         facts_lost=[{"label": fate.fact.label, "text": fate.fact.text, "lost_from": fate.lost_from} for fate in column.facts_lost],
         facts=facts_json(column, call),
+        references_lost=[
+            {
+                "value": fate.reference.value,
+                "kind": fate.reference.kind,
+                "from_message": fate.reference.source,
+                "from_call": fate.reference.source_call,
+                "used_at_call": fate.lost_from,
+                "uses": list(fate.reference.uses),
+            }
+            for fate in column.references_lost
+        ],
         overflow_calls=column.overflow_calls,
         invalid_calls={str(number): problems for number, problems in column.invalid.items()},
         calls=calls_json(column),

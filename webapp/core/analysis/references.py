@@ -169,7 +169,9 @@ def find_references(scenario: Scenario) -> References:
     found: dict[str, tuple[str, str, int]] = {}  # value -> (kind, source id, source call)
     holders: dict[str, set[str]] = {}
     uses: dict[str, list[int]] = {}
-    ignored: set[str] = set()  # in the floor, or written by the assistant before any message brought it
+    # In the floor, written by the assistant before any message brought it, or an authored
+    # critical fact (checked as that).
+    ignored: set[str] = {fact.text for fact in scenario.facts}
     call = 1
     for item in scenario.script:
         spend()

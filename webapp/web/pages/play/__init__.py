@@ -31,6 +31,7 @@ from ...story import call_story
 from .bill import bill
 from .blocks import block_detail
 from .chat import chat
+from .references import block_references, reference_checks
 from .layers import budget_rows, layer_budget, layer_metric_rows, layered, metric_rows, metrics, pin_checks, pin_control, pinned_set
 from .log import call_sentence, event_log
 from .stepper import keep_legend, lesson_path, next_event, request_jumps, speed_links
@@ -156,6 +157,7 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
     if view.block:
         selected = block_detail(result, view.call, view.block)
         selected["pin"] = pin_control(view, result, view.block)
+        selected["references"] = block_references(result, view.block)
     pinned = pinned_set(result)
     well = draw(result, view.call, view.block, projector=view.projector, pinned=pinned, link=view.link_to("block"))
     # Each layer's use at this call, for the bands and the budget table alike.
@@ -176,6 +178,7 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         "layers": budget_rows(uses, window),
         "pinned": pinned,
         "pin_checks": pin_checks(result, view.call),
+        "reference_checks": reference_checks(result, view.call),
         "metrics": metric_rows(data.metrics),
         "layer_metrics": layer_metric_rows(data.metrics, result),
         "bill": bill(data),
