@@ -20,6 +20,7 @@ from .cache import CacheHit, MessageKeys
 from .as_recorded import AsRecorded, as_recorded
 from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
+from .compaction_cost import CompactionCost, compaction_costs
 from .references import ReferenceFate, replay_reference_fates
 from .verdict import Verdict, judge
 from ..engine.remote_summarizer import SummarizerError
@@ -58,6 +59,8 @@ class Column:
     bill: Bill
     # The values the agent used again (references.py), and what each call that used one held.
     references: list[ReferenceFate] = field(default_factory=list)
+    # What each compaction cost the prompt cache, by call (compaction_cost.py).
+    costs: dict[int, CompactionCost] = field(default_factory=dict)
 
     @property
     def strategy(self) -> str:
@@ -147,6 +150,11 @@ class Column:
         """Every fact lost: the authored ones, then the values the agent used again (each has
         `fact` and `lost_from`)."""
         return [*self.authored_lost, *self.references_lost]
+
+    @property
+    def compactions_never_repaid(self) -> int:
+        """Compactions whose cache cost the session ends before their savings cover."""
+        return sum(1 for cost in self.costs.values() if not cost.repaid)
 
     @property
     def valid_requests(self) -> bool:
@@ -262,6 +270,7 @@ def compare(
                     output=last.summarizer_output_total if last else 0,
                 ),
                 references=replay_reference_fates(result),
+                costs=compaction_costs(result, hits, pricing),
             )
         )
     return Comparison(scenario, settings, pricing, columns, unavailable, as_recorded(scenario, settings.real_window, pricing))

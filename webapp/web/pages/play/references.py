@@ -72,3 +72,21 @@ def block_references(result: Replay, block_id: str) -> list[str]:
                 count, value=reference.value, calls=calls, call=fate.lost_from,
             ))
     return lines
+
+
+def reference_json(result: Replay, number: int) -> list[dict]:
+    """Every value the agent used again that has entered by call `number`: where it came
+    from, the calls that use it, what each held, and the first that had lost it."""
+    return [
+        {
+            "value": fate.reference.value,
+            "kind": fate.reference.kind,
+            "from_message": fate.reference.source,
+            "from_call": fate.reference.source_call,
+            "uses": list(fate.reference.uses),
+            "held": list(fate.held),
+            "lost_from": fate.lost_from,
+        }
+        for fate in replay_reference_fates(result)
+        if fate.reference.source_call <= number
+    ]
