@@ -23,9 +23,9 @@ from ..engine.history import Block, searchable
 from ..time_budget import spend
 
 # Quoted names: the text between a pair of quotes of one line ("…", '…', `…`, “…”, «…», 「…」);
-# a JSON key (a quoted text followed by a colon) is not one.
+# a JSON key (a quoted word followed by a colon) is not one.
 QUOTED = re.compile(
-    r'''(?<![\w])"([^"\n]{3,80})"(?!\s*:)|(?<![\w])'([^'\n]{3,80})'(?![\w])|`([^`\n]{3,80})`|“([^”\n]{3,80})”|«\s?([^»\n]{3,80}?)\s?»|「([^」\n]{2,80})」'''
+    r'''(?<![\w])"([^"\n]{3,80})"|(?<![\w])'([^'\n]{3,80})'(?![\w])|`([^`\n]{3,80})`|“([^”\n]{3,80})”|«\s?([^»\n]{3,80}?)\s?»|「([^」\n]{2,80})」'''
 )
 # The stretches between spaces and quotes that hold a digit, a slash, a dot or an underscore:
 # every other value starts in one, so the costly pattern below reads only them.
@@ -50,6 +50,7 @@ VALUE = re.compile(
     re.VERBOSE,
 )
 # A number with a unit or an ordinal ("200ms", "3rd", "16px") is a measure, not a value.
+JSON_KEY = re.compile(r"\s*:")
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 MEASURE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
 WORD = re.compile(r"\w+")
@@ -110,6 +111,8 @@ def values_in(text: str) -> Iterator[tuple[str, str]]:
     order (docs/references.md says which)."""
     for match in QUOTED.finditer(text):
         inner = next(group for group in match.groups() if group).strip()
+        if " " not in inner and JSON_KEY.match(text, match.end()):
+            continue
         if not _plain_words(inner) and not (NUMBER.fullmatch(inner) and _small(inner)):
             yield inner, "quoted"
     for stretch in CANDIDATE.finditer(text):
