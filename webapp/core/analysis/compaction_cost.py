@@ -8,9 +8,11 @@ two futures from the compaction's call on: the compacted request, and the same r
 whole (as if the window allowed it):
 
 - `kept_prefix`: tokens of the floor and the messages before the first difference;
-  `given_up`: tokens of the previous request after it, which the cache held;
+  `given_up`: the tokens the cache held of the previous request past that point (none when
+  the previous request was under the cache's minimum);
 - `rewritten`: tokens of the new request after the first difference, and `write_cost` their
-  price at the write price (the full price where writing is free);
+  price at the write price (the full price where writing is free), when the compaction gave
+  up cached tokens (else the cache had nothing to write again);
 - `extra_cost`: what this call costs more than the whole request would have, read from the
   cache up to the previous request's end (negative: the compaction pays at once);
 - `saved`: tokens each later call sends fewer (tokens before − after), worth `saving_per_call`
@@ -80,6 +82,7 @@ def compaction_costs(result: Replay, hits: list[CacheHit], pricing: Pricing) -> 
         sent = tokens(result.floor_units + sum(block.units for block in call.blocks))
         whole = sent + compaction.tokens_before - compaction.tokens_after
         hit = hits[index].cached
+        given_up = max(0, cached(before) - kept)
         extra = (hit * share + (sent - hit) * write) - (cached(before) * share + (whole - cached(before)) * write)
         saved = compaction.tokens_before - compaction.tokens_after
         saving = saved * share * per_token
@@ -94,9 +97,9 @@ def compaction_costs(result: Replay, hits: list[CacheHit], pricing: Pricing) -> 
             call=call.number,
             first_difference=call.blocks[shared].id if shared < len(call.blocks) else None,
             kept_prefix=kept,
-            given_up=max(0, before - kept),
+            given_up=given_up,
             rewritten=sent - kept,
-            write_cost=(sent - kept) * write * per_token,
+            write_cost=(sent - kept) * write * per_token if given_up else 0.0,
             extra_cost=extra * per_token,
             saved=saved,
             saving_per_call=saving,
