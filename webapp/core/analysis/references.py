@@ -12,6 +12,7 @@ blocks the call sent (verbatim, in a truncation preview, in a summary, or gone).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
@@ -55,6 +56,10 @@ NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 MEASURE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
 WORD = re.compile(r"\w+")
 TRAILING = ".,;:!?"
+# A value longer than one word whose words are all in more than this share of the messages
+# (and in more than COMMON_FLOOR of them) is made of common words.
+COMMON_SHARE = 0.05
+COMMON_FLOOR = 20
 Held = Literal["verbatim", "summary", "preview", "lost"]
 
 
@@ -164,39 +169,50 @@ def _key(value: str) -> str:
 
 def find_references(scenario: Scenario) -> References:
     """Every reference of the scenario, in the order their sources entered. Long because it is
-    one pass over the script that keeps four tables in step (values by key word, where each
-    occurs, its uses, and what the assistant wrote first)."""
+    one pass over the script that keeps five tables in step (values by key word, their words,
+    where each occurs, its uses, and what is ignored)."""
     floor = "\n".join([*(searchable(message) for message in scenario.prefix), json.dumps(scenario.tools, ensure_ascii=False)])
     floor_words = set(WORD.findall(floor))
+    texts = [searchable(item.message) for item in scenario.script]
+    word_sets = [set(WORD.findall(text)) for text in texts]
+    # A value is looked for through its rarest word, in the messages that have it; a value
+    # longer than one word whose words are all common (each in more than COMMON_SHARE of the
+    # messages) is made of common words, not a name.
+    frequency = Counter(word for words in word_sets for word in words)
+    common = max(COMMON_FLOOR, COMMON_SHARE * len(texts))
     by_key: dict[str, list[str]] = {}  # key word -> values registered under it
     found: dict[str, tuple[str, str, int]] = {}  # value -> (kind, source id, source call)
     holders: dict[str, set[str]] = {}
+    value_words: dict[str, frozenset[str]] = {}
     uses: dict[str, list[int]] = {}
     # In the floor, written by the assistant before any message brought it, or an authored
     # critical fact (checked as that).
     ignored: set[str] = {fact.text for fact in scenario.facts}
     call = 1
-    for item in scenario.script:
+    for item, text, words in zip(scenario.script, texts, word_sets):
         spend()
-        text = searchable(item.message)
-        words = set(WORD.findall(text))
         assistant = item.role == "assistant"
-        for word in words:
-            for value in by_key.get(word, ()):
-                if item.id not in holders[value] and occurs(value, text, words):
+        for word in words & by_key.keys():
+            for value in by_key[word]:
+                # A value of one word is its key, found in the words; a longer one needs all
+                # its words there before its text is searched.
+                if value == word or value_words[value] <= words and occurs(value, text):
                     holders[value].add(item.id)
                     if assistant and (not uses[value] or uses[value][-1] != call):
                         uses[value].append(call)
         for value, kind in values_in(text):
             if value in found or value in ignored:
                 continue
-            if assistant or _in_floor(value, floor, floor_words):
+            parts = frozenset(WORD.findall(value)) or frozenset([value])
+            key = min(parts, key=lambda part: (frequency[part], -len(part), part))
+            if assistant or _in_floor(value, floor, floor_words) or value != key and frequency[key] > common:
                 ignored.add(value)
                 continue
             found[value] = (kind, item.id, call)
             holders[value] = {item.id}
             uses[value] = []
-            by_key.setdefault(_key(value), []).append(value)
+            value_words[value] = parts
+            by_key.setdefault(key, []).append(value)
         if assistant:
             call += 1
     items = tuple(
