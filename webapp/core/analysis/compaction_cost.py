@@ -87,10 +87,12 @@ def compaction_costs(result: Replay, hits: list[CacheHit], pricing: Pricing) -> 
         saved = compaction.tokens_before - compaction.tokens_after
         saving = saved * share * per_token
         left = len(result.calls) - call.number
+        # Calls to repay it; a price near zero makes the saving vanish, and the ratio infinite.
+        ratio = extra * per_token / saving if saving > 0 else math.inf
         if extra <= 0:
             break_even: int | None = 0
-        elif saving > 0 and math.ceil(extra * per_token / saving) <= left:
-            break_even = math.ceil(extra * per_token / saving)
+        elif math.isfinite(ratio) and ratio <= left:
+            break_even = math.ceil(ratio)
         else:
             break_even = None
         costs[call.number] = CompactionCost(
