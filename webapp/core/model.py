@@ -203,6 +203,9 @@ class Scenario:
     # The layer of each prefix message ("system", or "memory"/"retrieval" when marked so).
     prefix_layers: tuple[str, ...] = ()
     budget: Budget = field(default_factory=Budget)
+    # What analyses derive from the scenario alone, by the function that derives it (the
+    # references the agent used again): a scenario never changes once read.
+    derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def pinned(self) -> frozenset[str]:

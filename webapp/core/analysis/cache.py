@@ -116,7 +116,7 @@ def cache_hits(
     hits = []
     for index, request in enumerate(requests):
         blocks = tuple(request)
-        shared = _common_prefix(previous, blocks) if index > 0 else 0
+        shared = common_prefix(previous, blocks) if index > 0 else 0
         del nodes[shared + 1 :], units[shared + 1 :]
         matched = shared if index > 0 else -1  # the floor repeats from the second request on
         for position in range(shared, len(blocks)):
@@ -146,7 +146,7 @@ def cache_hits(
     return hits
 
 
-def _common_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
+def common_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
     """Length of the longest common prefix of two requests, by tuple comparisons done in C
     (the same object compares equal without looking inside)."""
     if len(a) <= len(b) and b[: len(a)] == a:

@@ -20,6 +20,8 @@ from .cache import CacheHit, MessageKeys
 from .as_recorded import AsRecorded, as_recorded
 from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
+from .compaction_cost import CompactionCost, compaction_costs
+from .references import ReferenceFate, replay_reference_fates
 from .verdict import Verdict, judge
 from ..engine.remote_summarizer import SummarizerError
 from ..engine.pitfalls import REFUSED_LINES
@@ -55,6 +57,10 @@ class Column:
     invalid: dict[int, list[str]]  # call number -> why an API would refuse its request
     facts: list[FactFate]
     bill: Bill
+    # The values the agent used again (references.py), and what each call that used one held.
+    references: list[ReferenceFate] = field(default_factory=list)
+    # What each compaction cost the prompt cache, by call (compaction_cost.py).
+    costs: dict[int, CompactionCost] = field(default_factory=dict)
 
     @property
     def strategy(self) -> str:
@@ -130,8 +136,25 @@ class Column:
         return sum(hit.written for hit in self.hits)
 
     @property
-    def facts_lost(self) -> list[FactFate]:
+    def authored_lost(self) -> list[FactFate]:
+        """The critical facts the lesson's author wrote that a call needed and did not have."""
         return [fate for fate in self.facts if fate.lost]
+
+    @property
+    def references_lost(self) -> list[ReferenceFate]:
+        """The values the agent used again at a call whose request no longer held them."""
+        return [fate for fate in self.references if fate.lost]
+
+    @property
+    def facts_lost(self) -> list[FactFate | ReferenceFate]:
+        """Every fact lost: the authored ones, then the values the agent used again (each has
+        `fact` and `lost_from`)."""
+        return [*self.authored_lost, *self.references_lost]
+
+    @property
+    def compactions_never_repaid(self) -> int:
+        """Compactions whose cache cost the session ends before their savings cover."""
+        return sum(1 for cost in self.costs.values() if not cost.repaid)
 
     @property
     def valid_requests(self) -> bool:
@@ -143,7 +166,7 @@ class Column:
 
     @property
     def sound(self) -> bool:
-        """Keeps every critical fact while it is needed, never overflows, always leaves the
+        """Keeps every critical fact while it is needed (and every value the agent used again), never overflows, always leaves the
         reply room, and sends only requests an API accepts."""
         return not self.facts_lost and not self.overflows and not self.no_room_calls and self.valid_requests
 
@@ -250,6 +273,8 @@ def compare(
                     written=sum(hit.written for hit in hits),
                     output=last.summarizer_output_total if last else 0,
                 ),
+                references=replay_reference_fates(result),
+                costs=compaction_costs(result, hits, pricing),
             )
         )
     return Comparison(scenario, settings, pricing, columns, unavailable, as_recorded(scenario, settings.real_window, pricing))

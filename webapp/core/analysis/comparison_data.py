@@ -5,7 +5,10 @@ the whole comparison as JSON (`comparison_json`).
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from .as_recorded import AsRecorded
+from .compaction_cost import CompactionCost
 from .compare import Column, Comparison, check_call
 from .pricing import Pricing
 from .verdict import english, verdict_notices
@@ -39,6 +42,16 @@ def summary_row(column: Column, call: int) -> dict[str, object]:
         "summarizer_output": column.summarizer_output,
         "cleared_tokens": sum(call.compaction.cleared_tokens for call in column.calls if call.compaction),
         "facts_lost": "; ".join(f"{fate.fact.label or fate.fact.text} from call {fate.lost_from}" for fate in column.facts_lost),
+        # The values the agent used again (references.py): how many, and how many a call that
+        # used one no longer had (they are also in facts_lost, as "value from call N").
+        "references": len(column.references),
+        "references_lost": len(column.references_lost),
+        # What the compactions cost the prompt cache (compaction_cost.py): the tokens after each
+        # first difference at the write price, the cost over leaving the request whole, and how
+        # many compactions the session ends before they pay for themselves.
+        "compaction_write_usd": round(sum(cost.write_cost for cost in column.costs.values()), 6),
+        "compaction_extra_usd": round(sum(cost.extra_cost for cost in column.costs.values()), 6),
+        "compactions_never_repaid": column.compactions_never_repaid,
         "valid_requests": column.valid_requests,
         # The harness pitfalls (engine/pitfalls.py): calls that compacted and stayed above the
         # line, compactions that saved under 10%, tokens a summary made the cache write again.
@@ -83,6 +96,11 @@ def recorded_row(recorded: AsRecorded, call: int) -> dict[str, object]:
         "summarizer_output": None,
         "cleared_tokens": None,
         "facts_lost": None,
+        "references": None,
+        "references_lost": None,
+        "compaction_write_usd": None,
+        "compaction_extra_usd": None,
+        "compactions_never_repaid": None,
         "valid_requests": None,
         "loop_compactions": None,
         "small_savings": None,
@@ -181,11 +199,33 @@ def strategy_json(column: Column, call: int) -> dict[str, object]:
         key=column.key,
         facts_lost=[{"label": fate.fact.label, "text": fate.fact.text, "lost_from": fate.lost_from} for fate in column.facts_lost],
         facts=facts_json(column, call),
+        references_lost=[
+            {
+                "value": fate.reference.value,
+                "kind": fate.reference.kind,
+                "from_message": fate.reference.source,
+                "from_call": fate.reference.source_call,
+                "used_at_call": fate.lost_from,
+                "uses": list(fate.reference.uses),
+            }
+            for fate in column.references_lost
+        ],
+        compaction_costs=[cost_json(cost) for cost in column.costs.values()],
         overflow_calls=column.overflow_calls,
         invalid_calls={str(number): problems for number, problems in column.invalid.items()},
         calls=calls_json(column),
     )
     return row
+
+
+def cost_json(cost: CompactionCost) -> dict[str, object]:
+    """One compaction's cost to the prompt cache; `break_even` is None when the session ends first."""
+    return {
+        **asdict(cost),
+        "write_cost": round(cost.write_cost, 6),
+        "extra_cost": round(cost.extra_cost, 6),
+        "saving_per_call": round(cost.saving_per_call, 6),
+    }
 
 
 def facts_json(column: Column, call: int) -> list[dict[str, object]]:

@@ -36,8 +36,13 @@ def judge(columns: list[Column]) -> Verdict:
             found.append(("overflow", {"count": column.overflows, "first": column.overflow_calls[0]}))
         if column.no_room_calls:
             found.append(("no_room", {"count": len(column.no_room_calls), "first": column.no_room_calls[0]}))
-        for fate in column.facts_lost:
+        for fate in column.authored_lost:
             found.append(("lost", {"label": fate.fact.label or fate.fact.text, "call": fate.lost_from}))
+        if column.references_lost:
+            first = min(column.references_lost, key=lambda fate: fate.lost_from)
+            found.append(
+                ("reference", {"count": len(column.references_lost), "value": first.reference.value, "call": first.lost_from, "source": first.reference.source_call})
+            )
         if column.invalid:
             found.append(("invalid", {"count": len(column.invalid), "first": min(column.invalid)}))
         if column.product_refuses:
@@ -125,6 +130,10 @@ FAULTS = {
     ),
     "no_room": N_("%(name)s leaves the reply no room from call %(first)s (such calls: %(count)s)."),
     "lost": N_("%(name)s loses a critical fact (%(label)s) from call %(call)s, while it is still needed."),
+    "reference": N_(
+        "%(name)s loses values the agent used again (%(count)s): first %(value)s, brought in at call %(source)s, "
+        "no longer in the request when call %(call)s used it."
+    ),
     "invalid": N_("%(name)s sends requests an API would refuse from call %(first)s: a tool call separated from its result (refused calls: %(count)s)."),
 }
 
@@ -134,6 +143,7 @@ FAULT_KINDS = {
     "overflow": N_("Overflowing the window: %(names)s."),
     "no_room": N_("Leaving the reply no room: %(names)s."),
     "lost": N_("Losing a critical fact: %(names)s."),
+    "reference": N_("Losing a value the agent used again: %(names)s."),
     "invalid": N_("Sending requests an API would refuse: %(names)s."),
     "by_luck": N_("Valid here by luck only, since it may separate a tool call from its result: %(names)s."),
 }

@@ -17,6 +17,7 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 
 from ....core.analysis.layers import LayerUse
+from ....core.analysis.comparison_data import cost_json
 from ....core.analysis.pricing import bill as priced
 from ....core.engine.calls import Call, Replay
 from ....core.output.serialize import call_json, origin_json, recorded_json, request_body
@@ -31,8 +32,9 @@ from ...story import call_story
 from .bill import bill
 from .blocks import block_detail
 from .chat import chat
-from .layers import budget_rows, layer_budget, layer_metric_rows, layered, metric_rows, metrics, pin_checks, pin_control, pinned_set
-from .log import call_sentence, event_log
+from .references import block_references, reference_checks, reference_json
+from .layers import budget_rows, cache_figures, layer_budget, layer_metric_rows, layered, metric_rows, metrics, pin_checks, pin_control, pinned_set
+from .log import call_sentence, cost_story, event_log
 from .stepper import keep_legend, lesson_path, next_event, request_jumps, speed_links
 from .well import draw
 
@@ -109,6 +111,7 @@ def page_json(scenario_id: str):
     data = PlayData(read_state(scenario_id, request.args))
     view, result = data.view, data.result
     uses, free = data.budget
+    _hits, costs = cache_figures(view, result)
     return jsonify(
         {
             "scenario": view.scenario.id,
@@ -129,6 +132,10 @@ def page_json(scenario_id: str):
             # layer (step 1), as the page's table shows it.
             "metrics": data.metrics,
             "budget": {"layers": [asdict(use) for use in uses], "free": free},
+            # What this call's compaction cost the prompt cache (None: it did not compact).
+            "compaction_cost": cost_json(costs[view.call]) if view.call in costs else None,
+            # The values the agent used again that this call's request lost or this call uses.
+            "references": reference_json(result, view.call),
         }
     )
 
@@ -157,7 +164,9 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
     if view.block:
         selected = block_detail(result, view.call, view.block)
         selected["pin"] = pin_control(view, result, view.block)
+        selected["references"] = block_references(result, view.block)
     pinned = pinned_set(result)
+    _hits, costs = cache_figures(view, result)
     well = draw(result, view.call, view.block, projector=view.projector, pinned=pinned, link=view.link_to("block"))
     # Each layer's use at this call, for the bands and the budget table alike.
     uses = data.budget[0] if layered(result) else []
@@ -177,10 +186,12 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         "layers": budget_rows(uses, window),
         "pinned": pinned,
         "pin_checks": pin_checks(result, view.call),
+        "reference_checks": reference_checks(result, view.call),
         "metrics": metric_rows(data.metrics),
         "layer_metrics": layer_metric_rows(data.metrics, result),
         "bill": bill(data),
-        "log": event_log(result, view.call, first=before.call if before else 1),
+        "log": event_log(result, view.call, first=before.call if before else 1, costs=costs),
+        "cost_story": cost_story(costs[view.call]) if view.call in costs else None,
         "chat": chat(result, view.call, before.call if before else 0),
         "story": data.story,
         "path": lesson_path(view, data.lang),

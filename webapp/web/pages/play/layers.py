@@ -13,6 +13,8 @@ from markupsafe import Markup
 
 from ....core.analysis.layers import LayerUse, layer_use, request_layers
 from ....core.model import LAYER_WORDS, MANUAL_KEYS, ROOM_LAYERS
+from ....core.analysis.cache import CacheHit
+from ....core.analysis.compaction_cost import CompactionCost, compaction_costs
 from ....core.analysis.metrics import call_metrics, replay_hits
 from ....core.engine.calls import Replay, per_replay
 from ....core.drawing.block_versions import first_version
@@ -57,15 +59,22 @@ def budget_rows(uses: list[LayerUse], window: int) -> list[dict]:
 
 
 def metrics(view: PageState, result: Replay) -> dict:
-    """The manual's metrics (its step 10) at the page's call, with its keys. What the prompt
-    cache serves is computed over the whole replay, so it is kept with the replay for the last
-    pricing asked (a step keeps the pricing)."""
-    kept = _cache_hits(result)
-    pricing, hits = kept.get("last", (None, None))
-    if pricing != view.pricing:
-        hits = replay_hits(result, view.pricing)
-        kept["last"] = (view.pricing, hits)  # one assignment: another thread reads a whole pair
+    """The manual's metrics (its step 10) at the page's call, with its keys."""
+    hits, _costs = cache_figures(view, result)
     return call_metrics(result, view.call, view.pricing, hits)
+
+
+def cache_figures(view: PageState, result: Replay) -> tuple[list[CacheHit], dict[int, CompactionCost]]:
+    """What the prompt cache serves at each call, and what each compaction costs it, at the
+    page's pricing. Both are computed over the whole replay, so they are kept with the replay
+    for the last pricing asked (a step keeps the pricing)."""
+    kept = _cache_hits(result)
+    pricing, hits, costs = kept.get("last", (None, None, None))
+    if pricing != view.pricing or hits is None or costs is None:
+        hits = replay_hits(result, view.pricing)
+        costs = compaction_costs(result, hits, view.pricing)
+        kept["last"] = (view.pricing, hits, costs)  # one assignment: another thread reads a whole triple
+    return hits, costs
 
 
 @per_replay

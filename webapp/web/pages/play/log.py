@@ -7,10 +7,11 @@ from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
+from ....core.analysis.compaction_cost import CompactionCost
 from ....core.engine.calls import Call, Event, Replay
 from ...languages import number as format_number
-from ...languages import percent
-from ...story import close_up
+from ...languages import money, percent
+from ...story import close_up, message_name
 
 
 def event_text(event: Event) -> str:
@@ -68,16 +69,74 @@ def pitfall_text(d: dict) -> str:
     return ""
 
 
-def event_log(result: Replay, number: int, first: int = 1) -> list[dict]:
-    """The events of calls first..number, one group per call."""
+def event_log(result: Replay, number: int, first: int = 1, costs: dict[int, CompactionCost] | None = None) -> list[dict]:
+    """The events of calls first..number, one group per call; a compaction's line says what it
+    cost the prompt cache (`costs`, by call)."""
+    costs = costs or {}
+
+    def text(event: Event) -> str:
+        said = event_text(event)
+        if event.kind == "compact" and event.call in costs:
+            said += " · " + cost_text(costs[event.call])
+        return said
+
     return [
         {
             "call": call.number,
             "current": call.number == number,
-            "events": [{"kind": e.kind, "text": event_text(e)} for e in call.events],
+            "events": [{"kind": e.kind, "text": text(e)} for e in call.events],
         }
         for call in result.calls[first - 1 : number]
     ]
+
+
+def repaid_text(cost: CompactionCost) -> str:
+    if cost.break_even == 0:
+        return _("it pays for itself at once")
+    if cost.break_even is None:
+        return _("it never pays for itself: the session ends first")
+    return ngettext("it pays for itself after %(num)d call", "it pays for itself after %(num)d calls", cost.break_even)
+
+
+def cost_text(cost: CompactionCost) -> str:
+    """A compaction's cost to the prompt cache, in one line of the event log."""
+    return _(
+        "cache: changes the request from %(first)s on, giving up %(given)s cached tokens and writing %(rewritten)s again (%(cost)s); "
+        "%(saved)s fewer tokens a call: %(repaid)s",
+        first=message_name(cost.first_difference) if cost.first_difference else _("its end"),
+        given=format_number(cost.given_up),
+        rewritten=format_number(cost.rewritten),
+        cost=money(cost.write_cost),
+        saved=format_number(cost.saved),
+        repaid=repaid_text(cost),
+    )
+
+
+def cost_story(cost: CompactionCost) -> str:
+    """The selected compaction's cost to the prompt cache, said in full with why it matters."""
+    first = message_name(cost.first_difference) if cost.first_difference else _("its end")
+    said = [
+        _(
+            "What this compaction costs the prompt cache: the cache held the previous request; this one differs from "
+            "%(first)s on, after %(kept)s tokens, so %(given)s cached tokens are given up and %(rewritten)s go through "
+            "the cache again (%(cost)s).",
+            first=first, kept=format_number(cost.kept_prefix), given=format_number(cost.given_up),
+            rewritten=format_number(cost.rewritten), cost=money(cost.write_cost),
+        ),
+        _("This call costs %(extra)s more than the whole request would have.", extra=money(cost.extra_cost))
+        if cost.extra_cost > 0
+        else _("This call still costs %(less)s less than the whole request would have.", less=money(-cost.extra_cost)),
+        ngettext(
+            "The %(num)d later call sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
+            "Each of the %(num)d later calls sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
+            cost.calls_left, saved=format_number(cost.saved), saving=money(cost.saving_per_call), repaid=repaid_text(cost),
+        ),
+        _(
+            "The later the first change, the cheaper: this is why a summary goes after the stable part of the request, "
+            "and why clear-tool-results has \"clear at least\"."
+        ),
+    ]
+    return " ".join(said)
 
 
 def call_sentence(result: Replay, call: Call) -> str:
