@@ -94,10 +94,10 @@ def test_settings_as_cheap_as_the_cheapest_safe_point_are_the_advice():
 
 
 def test_the_advice_never_changes_the_keep_of_a_product_that_draws_its_own():
-    scenario = open_scenario(str(SESSION))
-    advice = sweep(scenario, scenario.settings.model_copy(update={"window": 32000}), span=SweepRange(75, 95, 10, (1, 2, 3))).recommendation
-    assert STRATEGIES[advice.best.strategy].keep_rule  # Codex CLI, on this session
-    assert "keep" not in advice.changes and advice.best.keep == 2  # the current KEEP, among equal bills
+    scenario = open_scenario("coding-agent")
+    advice = sweep(scenario, span=SweepRange(75, 95, 10, (1, 2, 3))).recommendation
+    assert STRATEGIES[advice.best.strategy].keep_rule  # LangChain's summarization, on this lesson
+    assert "keep" not in advice.changes and advice.best.keep == scenario.settings.keep  # the current KEEP, among equal bills
 
 
 def test_unsafe_points_are_those_the_verdict_faults(bike_sweep):
