@@ -41,6 +41,10 @@ class Format:
     notes: tuple[str, ...] = ()
     # For a file holding several runs (an evaluation's output): the runs, each read on its own.
     runs: Callable[[Any], list[Any]] | None = None
+    # The top-level keys of a JSON object that its test and its reader look at: the keys no
+    # format reads are not parsed (unread_keys.py). None: it needs the whole object. A format
+    # that never takes an object (a list, JSON Lines, text) reads none.
+    reads_keys: frozenset[str] | None = None
 
 
 class FormatError(ValueError):
