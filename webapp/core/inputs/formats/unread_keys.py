@@ -34,7 +34,7 @@ def _read_keys(text: str, keys: frozenset[str]) -> dict | None:
         return None
     try:
         fields = _FIELDS.decode(text)
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.DecodeError, RecursionError, UnicodeEncodeError):  # the last: a lone surrogate, which UTF-8 cannot hold
         return None
     kept = [(key, raw) for key, raw in fields.items() if key in keys]
     if len(kept) == len(fields):
