@@ -58,16 +58,22 @@ def test_each_session_is_detected_as_its_own_format_and_no_other(name):
         assert detect(parse(text(other))).name == its_format  # and so never this one
 
 
-@pytest.mark.parametrize("name", sorted(str(path.relative_to(SESSIONS)) for path in SESSIONS.glob("*/*")))
-def test_each_session_reads_the_same_whether_the_keys_no_format_reads_are_parsed_or_not(name):
+FIXTURES = Path(__file__).parent / "fixtures"
+EVERY_FIXTURE = sorted(str(path.relative_to(FIXTURES)) for path in FIXTURES.glob("[st]*/**/*.*") if path.name != "SOURCES.md")
+
+
+@pytest.mark.parametrize("name", EVERY_FIXTURE)
+def test_each_fixture_reads_the_same_whether_the_keys_no_format_reads_are_parsed_or_not(name):
     """The keys a format declares it reads are all its test and its reader look at: leaving
-    the others unparsed reads every fixture to the same messages, tools, notes and usage."""
+    the others unparsed (a request's model and temperature, a trajectory's info) reads every
+    session, transcript and trajectory to the same messages, tools, notes and usage."""
     def outcome(raw):
         try:
             return import_transcript(raw)
         except ValueError as error:
             return type(error).__name__, str(error)
-    assert outcome(parse(text(name))) == outcome(parse_text(text(name)))
+    content = (FIXTURES / name).read_text(encoding="utf-8")
+    assert outcome(parse(content)) == outcome(parse_text(content))
 
 
 @pytest.mark.parametrize("name", READ)

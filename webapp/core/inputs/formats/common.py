@@ -156,7 +156,7 @@ def _read_alike(value: Any) -> bool:
     return False  # lists or objects on level MAX_NESTING + 1
 
 
-def _read(text: str) -> tuple[Any, bool]:
+def read_strict(text: str) -> tuple[Any, bool]:
     """The value of a JSON text and whether orjson read it (then it nests at most MAX_NESTING
     levels), else the standard library, whose answers `loads` gives."""
     try:
@@ -174,7 +174,7 @@ def loads(text: str) -> Any:
     read is written back as strict JSON by every JSON page. orjson reads it when it reads
     it the same (a 20 MB session in about half the time, bench/run.py benchmark 6), the
     standard library otherwise: the value or the error is always the standard library's."""
-    return _read(text)[0]
+    return read_strict(text)[0]
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def parse_text(text: str) -> Any:
     Lines (every non-blank line a JSON value; a last line cut short, as a log being written
     has it, is set aside), else as plain text."""
     try:
-        value, shallow = _read(text)
+        value, shallow = read_strict(text)
     except (ValueError, RecursionError) as error:
         json_error = str(error)
     else:

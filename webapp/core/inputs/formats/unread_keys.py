@@ -13,7 +13,7 @@ import msgspec
 import orjson
 
 from ..scenarios import value_problems
-from .common import _read, parse_text
+from .common import parse_text, read_strict
 
 # A JSON object's top-level keys, each value kept as its text, unparsed.
 _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -23,16 +23,16 @@ _OBJECT = re.compile(r"[ \t\r\n]*\{")
 
 def parse_reading(text: str, keys: frozenset[str] | None) -> Any:
     """`parse_text(text)`, except that of one JSON object only `keys` are kept (all of them when
-    `keys` is None). Whenever that part reading would not give today's answer (bad syntax
-    anywhere, a refusal in a key read, nothing to leave out), the whole text is read as today."""
+    `keys` is None). Whenever that part reading could answer otherwise than the whole text (bad syntax
+    anywhere, a refusal in a key read, nothing to leave out), the whole text is read as before."""
     read = None if keys is None else _read_keys(text, keys)
     return parse_text(text) if read is None else read
 
 
 def _read_keys(text: str, keys: frozenset[str]) -> dict | None:
-    """The object's keys among `keys`, parsed, or None for today's path: a text that is not
+    """The object's keys among `keys`, parsed, or None to read the whole text: one that is not
     one JSON object msgspec reads, one with no key to leave out, or one whose keys read are
-    refused, or nest too deep (today's path words the refusal as it always has)."""
+    refused or nest too deep (the whole text's reading words the refusal as it always has)."""
     if not _OBJECT.match(text):
         return None
     try:
@@ -44,7 +44,7 @@ def _read_keys(text: str, keys: frozenset[str]) -> dict | None:
         return None
     try:
         # The keys read, as one object of their own texts: parsed and walked as a whole text is.
-        value, shallow = _read("{" + ",".join(f"{orjson.dumps(key).decode()}:{bytes(raw).decode()}" for key, raw in kept) + "}")
+        value, shallow = read_strict("{" + ",".join(f"{orjson.dumps(key).decode()}:{bytes(raw).decode()}" for key, raw in kept) + "}")
     except (ValueError, RecursionError, orjson.JSONEncodeError):
         return None
     return None if not shallow and value_problems(value) else value
