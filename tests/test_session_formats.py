@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webapp.cli import main
-from webapp.core.inputs.formats import FORMATS, detect, import_transcript
+from webapp.core.inputs.formats import FORMATS, detect, import_transcript, parse
 from webapp.core.inputs.formats.common import parse_text
 from webapp.core.inputs.scenarios import ScenarioError, problem_groups
 from webapp.core.inputs.transcripts import parse_transcript
@@ -51,17 +51,35 @@ def text(name: str) -> str:
 @pytest.mark.parametrize("name", READ)
 def test_each_session_is_detected_as_its_own_format_and_no_other(name):
     expected = READ[name][0]
-    found = detect(parse_text(text(name)))
+    found = detect(parse(text(name)))
     assert found.name == expected
     others = {other: READ[other][0] for other in READ if READ[other][0] != expected}
     for other, its_format in others.items():
-        assert detect(parse_text(text(other))).name == its_format  # and so never this one
+        assert detect(parse(text(other))).name == its_format  # and so never this one
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EVERY_FIXTURE = sorted(str(path.relative_to(FIXTURES)) for path in FIXTURES.glob("[st]*/**/*.*") if path.name != "SOURCES.md")
+
+
+@pytest.mark.parametrize("name", EVERY_FIXTURE)
+def test_each_fixture_reads_the_same_whether_the_keys_no_format_reads_are_parsed_or_not(name):
+    """The keys a format declares it reads are all its test and its reader look at: leaving
+    the others unparsed (a request's model and temperature, a trajectory's info) reads every
+    session, transcript and trajectory to the same messages, tools, notes and usage."""
+    def outcome(raw):
+        try:
+            return import_transcript(raw)
+        except ValueError as error:
+            return type(error).__name__, str(error)
+    content = (FIXTURES / name).read_text(encoding="utf-8")
+    assert outcome(parse(content)) == outcome(parse_text(content))
 
 
 @pytest.mark.parametrize("name", READ)
 def test_each_session_keeps_its_calls_recorded_usage_compactions_and_model(name):
     expected_format, calls, usages, compactions, model = READ[name]
-    imported = import_transcript(parse_text(text(name)))
+    imported = import_transcript(parse(text(name)))
     assert imported.format == expected_format
     assert sum(message["role"] == "assistant" for message in imported.messages) == calls
     assert len(imported.usage) == usages
@@ -72,7 +90,7 @@ def test_each_session_keeps_its_calls_recorded_usage_compactions_and_model(name)
 
 
 def test_claude_code_compaction_is_kept_with_its_summary_and_the_call_it_came_before():
-    imported = import_transcript(parse_text(text("claude-code/spotter-ae4a77f8-lines-1300-1700-compaction.jsonl")))
+    imported = import_transcript(parse(text("claude-code/spotter-ae4a77f8-lines-1300-1700-compaction.jsonl")))
     (compaction,) = imported.compactions
     assert (compaction.trigger, compaction.tokens_before) == ("manual", 142431)
     assert compaction.summary.startswith("This session is being continued from a previous conversation")
@@ -93,7 +111,7 @@ def test_claude_code_parallel_results_hanging_off_the_chain_are_put_back_after_t
         {"type": "user", "uuid": "r2", "parentUuid": "p1", "sessionId": "s", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "B", "content": "b"}]}},
         {"type": "user", "uuid": "x", "parentUuid": "u1", "sessionId": "s", "isSidechain": True, "message": {"role": "user", "content": "sub"}},
     ]
-    imported = import_transcript(parse_text("\n".join(json.dumps(line) for line in lines)))
+    imported = import_transcript(parse("\n".join(json.dumps(line) for line in lines)))
     assert [(m["role"], m.get("tool_call_id")) for m in imported.messages] == [("user", None), ("assistant", None), ("tool", "A"), ("tool", "B")]
     assert [call["id"] for call in imported.messages[1]["tool_calls"]] == ["A", "B"]
     notes = dict(imported.notes)
@@ -120,7 +138,7 @@ def test_ollama_calls_without_ids_are_paired_with_their_results_in_order(names):
 
 
 def test_ollama_accepts_a_null_where_a_field_is_optional():
-    imported = import_transcript(parse_text(text("ollama/generated-chat-request-with-tools.json")))
+    imported = import_transcript(parse(text("ollama/generated-chat-request-with-tools.json")))
     assert "description" not in imported.tools[0]["function"]
 
 
@@ -244,7 +262,7 @@ def test_problem_groups_keep_order_cap_and_count_the_rest():
 def test_a_log_whose_last_line_was_cut_while_being_written_is_still_read():
     whole = text("codex/vibecodingtracker-codex-rollout.jsonl")
     cut = whole[: whole.rstrip("\n").rfind("\n") + 40]
-    assert import_transcript(parse_text(cut)).format == "codex"
+    assert import_transcript(parse(cut)).format == "codex"
 
 
 def test_langchains_three_ways_of_saving_messages_read_alike():

@@ -13,8 +13,8 @@ from ..i18n import N_
 from ..model import Origin, Scenario, ScriptMessage
 from ..counting.windows import model_window
 from ..settings import Settings
-from .formats import FormatError, detect, import_transcript
-from .formats.common import TooDeep, message_layer, parse_text, relocate
+from .formats import FormatError, detect, import_transcript, parse
+from .formats.common import TooDeep, message_layer, relocate
 from .scenarios import ScenarioError, first_request, grouped
 
 # A pasted transcript's title and lesson, in each language of the interface (like a scenario's).
@@ -77,7 +77,7 @@ def parse_transcript(
     """A transcript in any format formats/ reads (of a file holding several runs, run `run`),
     as a scenario whose requests hold exactly its messages. A refusal names the format the
     text looks like (`ScenarioError.looks_like`) when one was recognised."""
-    raw = parse_text(text)
+    raw = parse(text)
     if isinstance(raw, TooDeep):
         raise ScenarioError(source, raw.problems)
     try:

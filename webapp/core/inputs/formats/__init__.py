@@ -1,7 +1,9 @@
 """Transcripts in the formats agents log, read into the chat-completions messages the
 playground replays, with every problem named by its place in the input.
 
-A transcript's text is read as JSON, else JSON Lines, else plain text (common.parse_text).
+A transcript's text is read as JSON, else JSON Lines, else plain text (`parse`): of a file
+that is one JSON object, the top-level keys no format reads are only checked as JSON syntax
+(unread_keys.py).
 Each format is a module ending with its `Format` record; `FORMATS` lists them in the order
 they are tried, and the first whose shape the value has reads it (docs/transcripts.md has the
 rules and examples). Adding a format is a module and its line in `FORMATS` (and the
@@ -23,8 +25,9 @@ from . import (
     recorded, swe_agent, vercel_ai,
 )
 from .common import Format, FormatError, Imported, PlainText, show
+from .unread_keys import parse_reading
 
-__all__ = ["FORMATS", "Format", "FormatError", "Imported", "detect", "format_named", "import_transcript"]
+__all__ = ["FORMATS", "Format", "FormatError", "Imported", "detect", "format_named", "import_transcript", "parse"]
 
 # The recorder's own runs first (marked by "recorded_by"), then the agents' own files: their
 # marks are narrow (JSON Lines envelopes, a session's ids, an event's action/observation). OpenHands before SWE-agent, whose test is "history"; Cline
@@ -51,6 +54,8 @@ FORMATS: tuple[Format, ...] = (
     openai_chat.FORMAT,
 )
 _BY_NAME = {known.name: known for known in FORMATS}
+# The top-level keys of a JSON object that some format looks at; None if one needs them all.
+KEYS_READ = None if any(known.reads_keys is None for known in FORMATS) else frozenset().union(*(known.reads_keys for known in FORMATS))
 ACCEPTED_SHAPES = (
     'expected a transcript: a JSON list of messages, or an object with "messages" '
     '(OpenAI chat completions, Anthropic Messages), "input" (OpenAI Responses API) or '
@@ -58,6 +63,12 @@ ACCEPTED_SHAPES = (
     'a Gemini CLI session, an OpenHands trajectory or output.jsonl, a Cline history, an Ollama '
     '/api/chat body, an aider chat history (.md), LangChain or LangGraph messages, Vercel AI SDK messages; or a run recorded by compaction-playground record'
 )
+
+
+def parse(text: str) -> Any:
+    """A transcript's text as common.parse_text reads it, less the keys of a JSON object that
+    no format reads: those are checked as JSON syntax only (a 20 MB session's progress events)."""
+    return parse_reading(text, KEYS_READ)
 
 
 def detect(raw: Any) -> Format:

@@ -83,4 +83,4 @@ def _read_session(lines: list[tuple[int, str]]) -> Imported:
     return imported
 
 
-FORMAT = Format("aider", N_("aider chat history"), _is_aider, _read_session, runs=_sessions)
+FORMAT = Format("aider", N_("aider chat history"), _is_aider, _read_session, runs=_sessions, reads_keys=frozenset())

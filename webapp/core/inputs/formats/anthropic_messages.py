@@ -186,5 +186,6 @@ def assistant_blocks(check: Check, blocks: list, at: str, counts: dict[str, int]
 
 
 FORMAT = Format(
-    "anthropic-messages", N_("Anthropic Messages"), _is_anthropic, _read_anthropic, notes=(NO_CLAUDE_TOKENIZER,)
+    "anthropic-messages", N_("Anthropic Messages"), _is_anthropic, _read_anthropic, notes=(NO_CLAUDE_TOKENIZER,),
+    reads_keys=frozenset(("messages", "system", "tools")),
 )

@@ -189,4 +189,4 @@ def _read_claude_code(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("claude-code", N_("Claude Code session"), _is_claude_code, _read_claude_code, notes=(NO_CLAUDE_TOKENIZER,))
+FORMAT = Format("claude-code", N_("Claude Code session"), _is_claude_code, _read_claude_code, notes=(NO_CLAUDE_TOKENIZER,), reads_keys=frozenset())

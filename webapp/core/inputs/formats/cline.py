@@ -43,4 +43,4 @@ def _read_cline(raw: list) -> Imported:
     return imported
 
 
-FORMAT = Format("cline", N_("Cline / Roo Code task history"), _is_cline, _read_cline, notes=ANTHROPIC.notes)
+FORMAT = Format("cline", N_("Cline / Roo Code task history"), _is_cline, _read_cline, notes=ANTHROPIC.notes, reads_keys=frozenset())

@@ -107,4 +107,4 @@ def _read_codex(raw: JsonLines) -> Imported:
     return imported
 
 
-FORMAT = Format("codex", N_("Codex session (rollout)"), _is_codex, _read_codex)
+FORMAT = Format("codex", N_("Codex session (rollout)"), _is_codex, _read_codex, reads_keys=frozenset())

@@ -41,6 +41,10 @@ class Format:
     notes: tuple[str, ...] = ()
     # For a file holding several runs (an evaluation's output): the runs, each read on its own.
     runs: Callable[[Any], list[Any]] | None = None
+    # The top-level keys of a JSON object that its test and its reader look at: the keys no
+    # format reads are not parsed (unread_keys.py). None: it needs the whole object. A format
+    # that never takes an object (a list, JSON Lines, text) reads none.
+    reads_keys: frozenset[str] | None = None
 
 
 class FormatError(ValueError):
@@ -152,7 +156,7 @@ def _read_alike(value: Any) -> bool:
     return False  # lists or objects on level MAX_NESTING + 1
 
 
-def _read(text: str) -> tuple[Any, bool]:
+def read_strict(text: str) -> tuple[Any, bool]:
     """The value of a JSON text and whether orjson read it (then it nests at most MAX_NESTING
     levels), else the standard library, whose answers `loads` gives."""
     try:
@@ -170,7 +174,7 @@ def loads(text: str) -> Any:
     read is written back as strict JSON by every JSON page. orjson reads it when it reads
     it the same (a 20 MB session in about half the time, bench/run.py benchmark 6), the
     standard library otherwise: the value or the error is always the standard library's."""
-    return _read(text)[0]
+    return read_strict(text)[0]
 
 
 @dataclass(frozen=True)
@@ -185,7 +189,7 @@ def parse_text(text: str) -> Any:
     Lines (every non-blank line a JSON value; a last line cut short, as a log being written
     has it, is set aside), else as plain text."""
     try:
-        value, shallow = _read(text)
+        value, shallow = read_strict(text)
     except (ValueError, RecursionError) as error:
         json_error = str(error)
     else:

@@ -98,4 +98,4 @@ def _read_langchain(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("langchain", N_("LangChain / LangGraph messages"), _is_langchain, _read_langchain)
+FORMAT = Format("langchain", N_("LangChain / LangGraph messages"), _is_langchain, _read_langchain, reads_keys=frozenset(("messages",)))

@@ -133,4 +133,4 @@ def _responses_output(check: Check, output: Any, at: str) -> str | list | None:
     return parts
 
 
-FORMAT = Format("openai-responses", N_("OpenAI Responses API input items"), _is_responses, _read_responses)
+FORMAT = Format("openai-responses", N_("OpenAI Responses API input items"), _is_responses, _read_responses, reads_keys=frozenset(("input", "messages", "history", "instructions", "tools")))

@@ -117,4 +117,4 @@ def _read_openhands(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("openhands", N_("OpenHands trajectory"), _is_openhands, _read_openhands, runs=_runs)
+FORMAT = Format("openhands", N_("OpenHands trajectory"), _is_openhands, _read_openhands, runs=_runs, reads_keys=frozenset(("instance_id", "history", "metadata")))
