@@ -68,8 +68,11 @@ class Rule:
 
 @dataclass(frozen=True)
 class Tick:
+    """A mark on an axis: where it is drawn, and the value it is labelled with (tokens or a
+    call number here, dollars or a line on the sweep's chart)."""
+
     at: float
-    value: int
+    value: float
 
 
 @dataclass(frozen=True)

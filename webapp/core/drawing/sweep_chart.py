@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.sweep import Sweep, SweepPoint
-from .chart import DASHES, MARKERS, UNLABELLED_MARGIN, marker_shape, spread_labels, wrap_names
+from .chart import DASHES, MARKERS, UNLABELLED_MARGIN, Tick, marker_shape, spread_labels, wrap_names
 
 # One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
 LABEL_GAP = 16
@@ -45,12 +45,6 @@ class BillSeries:
 
     def swatch(self, x: float, y: float) -> str:
         return marker_shape(self.marker, x, y, 3.5)
-
-
-@dataclass(frozen=True)
-class Tick:
-    at: float
-    value: float
 
 
 @dataclass(frozen=True)
