@@ -169,10 +169,10 @@ def test_an_error_on_the_comparison_panel_lands_there_in_french(page, server_wit
     scenario = re.search(r"/play/(t-[0-9a-f]+)", page.url).group(1)
     page.goto(f"{base}/compare/{scenario}?call=1&lang=fr")
     expect(page).to_have_title(re.compile(r"^Comparer"))
-    for stored in Path(store).rglob(f"{scenario}*"):  # the store let it go to make room
+    for stored in Path(store).rglob(f"{scenario}*"):  # its file deleted behind the store's index
         stored.unlink()
     page.click("#compare-next")
     problem = page.locator("#compare-panel .problem")
-    expect(problem).to_contain_text("404 · Introuvable")  # in the page's language
+    expect(problem).to_contain_text("410 · Retirée")  # in the page's language
     expect(problem).to_contain_text(scenario)
     expect(page).to_have_url(re.compile(rf"/compare/{scenario}\?call=1&lang=fr$"))  # the failed step is not pushed

@@ -57,7 +57,7 @@ def test_open_the_sweep_from_the_comparison_and_click_a_point(page, live_server)
     key, rest = chosen.split("@")
     line = rest.split("/")[0]
     page.locator(f'#sweep-chart svg.compare-chart__svg--wide a.sweep-point[data-point="{chosen}"] circle').click()
-    expect(page).to_have_url(re.compile(r"/play/bike-shop(\?|$)"))
+    expect(page).to_have_url(re.compile(r"/play/bike-shop(/|\?|$)"))
     expect(page.locator("#f-strategy")).to_have_value(key.split("+")[0])
     if STRATEGIES[key.split("+")[0]].family == "textbook":
         expect(page.locator("#f-threshold")).to_have_value(line)
