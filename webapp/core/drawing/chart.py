@@ -20,6 +20,16 @@ from .well_scale import HEADROOM
 # Dash patterns (SVG stroke-dasharray) and marker shapes, in the order lines are drawn.
 DASHES = ("", "8 4", "2 3", "10 3 2 3", "4 4", "12 4 2 4 2 4", "1 5")
 MARKERS = ("circle", "square", "triangle", "diamond", "cross", "bar", "plus")
+
+
+def line_look(index: int) -> dict[str, object]:
+    """The `index`-th line's dash, marker and colour class. Past the seventh line the markers
+    shift by one, so every line's pair of dash and marker stays its own."""
+    return {
+        "dash": DASHES[index % len(DASHES)],
+        "marker": MARKERS[(index + index // len(DASHES)) % len(MARKERS)],
+        "style": index % len(DASHES),
+    }
 LABEL_GAP = 13  # height of one line of an end label, in pixels
 LABEL_CHARS = 24  # longest line of an end label; longer lists of names wrap
 UNLABELLED_MARGIN = 14  # right of the plot of a chart without end labels (its legend names the lines)
@@ -174,10 +184,7 @@ def _series(style: int, keys: tuple[str, ...], names: list[str], points: tuple[P
         names=", ".join(names),
         lines=wrap_names(names),
         points=points,
-        # Past the seventh line, the markers shift by one: every line's pair stays its own.
-        dash=DASHES[style % len(DASHES)],
-        marker=MARKERS[(style + style // len(DASHES)) % len(MARKERS)],
-        style=style % len(DASHES),
+        **line_look(style),
         label_y=points[-1].y if points else bottom,
     )
 

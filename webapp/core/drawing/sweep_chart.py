@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.sweep import Sweep, SweepPoint
-from .chart import DASHES, MARKERS, UNLABELLED_MARGIN, Tick, marker_shape, spread_labels, wrap_names
+from .chart import UNLABELLED_MARGIN, Tick, line_look, marker_shape, spread_labels, wrap_names
 
 # One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
 LABEL_GAP = 16
@@ -114,9 +114,7 @@ def bill_chart(
             names=", ".join(names),
             lines=wrap_names(names),
             marks=marks,
-            dash=DASHES[style % len(DASHES)],
-            marker=MARKERS[(style + style // len(DASHES)) % len(MARKERS)],
-            style=style % len(DASHES),
+            **line_look(style),
             label_y=marks[-1].y,
         ))
     series = spread_labels(series, top + 4, bottom, LABEL_GAP)
