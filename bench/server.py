@@ -70,6 +70,19 @@ def status_kib(pid: int, field: str) -> int:
     return 0
 
 
+def wait_until_answering(port: int, path: str, process: subprocess.Popen, seconds: float, failure: str) -> None:
+    """Returns once `path` answers 200 on 127.0.0.1:`port`; stops with `failure` when the
+    server's process ends or `seconds` pass first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with contextlib.suppress(OSError):
+            if get(port, path, timeout=10)[0] == 200:
+                return
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(failure)
+        time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def serve(workers: int | None = 1, config: dict | None = None, error_log: str = "-", production: bool = False):
     """Yields (port, the gunicorn master process); stops it on exit. `config` goes to
@@ -94,16 +107,7 @@ def serve(workers: int | None = 1, config: dict | None = None, error_log: str = 
         env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if get(port, HELLO_PATH)[0] == 200:
-                    break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"gunicorn did not start on 127.0.0.1:{port}")
-            time.sleep(0.2)
+        wait_until_answering(port, HELLO_PATH, process, 60, f"gunicorn did not start on 127.0.0.1:{port}")
         yield port, process
     finally:
         process.terminate()

@@ -9,10 +9,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bench.server import free_port, get
+from bench.server import free_port, wait_until_answering
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,14 +28,7 @@ def readme_server(log: Path, environment: dict[str, str] | None = None):
         process = subprocess.Popen([sys.executable, "-m", "webapp", "serve", "--port", str(port)], cwd=ROOT, env=env,
                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            deadline = time.monotonic() + 90
-            while True:
-                with contextlib.suppress(OSError):
-                    if get(port, "/", timeout=10)[0] == 200:
-                        break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"compaction-playground serve did not start; see {log}")
-                time.sleep(0.3)
+            wait_until_answering(port, "/", process, 90, f"compaction-playground serve did not start; see {log}")
             yield port, process
         finally:
             with contextlib.suppress(ProcessLookupError):
