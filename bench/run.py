@@ -189,7 +189,8 @@ SWEEP_MESSAGES, SWEEP_WINDOW = 1000, 128_000
 
 def bench_sweep(repeat: int) -> dict[str, tuple[int, float, float]]:
     """Per chat: (replays the sweep made, one replay, the full sweep), each from a cold token
-    cache (the counters' text caches and the chat's own measures cleared before every run)."""
+    cache (the counters' text caches and the chat's own measures and findings cleared before
+    every run)."""
     session = parse_transcript(json.dumps(generate_transcript(SWEEP_MESSAGES)), "bench-session.json", scenario_id="bench-session")
     chats = {
         f"{SWEEP_MESSAGES:,}-message session": (session, session.settings.model_copy(update={"window": SWEEP_WINDOW, "counter": "o200k_base"})),
@@ -206,6 +207,7 @@ def sweep_times(scenario: Scenario, settings: Settings, repeat: int) -> tuple[in
         for counter in ("o200k_base", "cl100k_base"):
             get_counter(counter).cache_clear()
         scenario.counters.clear()
+        scenario.derived.clear()  # the script's measured blocks, the references found
 
     times = alternating_best({"one": lambda: replay(scenario, settings), "sweep": lambda: sweep(scenario, settings, span=span)}, repeat, setup=cold)
     return len(sweep(scenario, settings, span=span).points), times["one"], times["sweep"]

@@ -9,18 +9,18 @@ harness runs at the line asked too, not at its product's default; a product that
 its line stays at its default above it, so two lines may give one point.
 
 The many replays share their work (`SharedReplays`): one replay per distinct setting that
-changes what is sent, each message tokenized once (the token counter's cache), and a strategy
-that never reaches its line at a point sends what "none" sends, so that replay is "none"'s.
+changes what is sent, each message tokenized once (the token counter's cache), and each
+strategy's replay starts from "none"'s at the call where it first acts (`replay_from`): a
+strategy that never reaches its line at a point sends what "none" sends, so that replay is
+"none"'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Callable
+from dataclasses import dataclass, field
 
 from ..engine.calls import Replay
-from ..engine.pitfalls import trigger_notices
-from ..engine.replay import replay
+from ..engine.replay import as_if, replay, replay_from
 from ..i18n import N_
 from ..model import Scenario
 from ..settings import Settings, SettingsError
@@ -234,12 +234,11 @@ def point_settings(settings: Settings, line: float, keep: int) -> Settings:
 
 
 class SharedReplays:
-    """The replays of a sweep, each made once. A strategy that reaches neither its line nor its
-    product's other triggers on any call sends what "none" sends: its replay is "none"'s, with
-    its own settings and its product's notices about its line."""
+    """The replays of a sweep, each made once. Every strategy sends what "none" sends until
+    the first call where it acts: its replay takes "none"'s calls up to there, and is "none"'s
+    own, with its settings and its product's notices about its line, when it never acts."""
 
-    def __init__(self, run: Callable[[Scenario, Settings], Replay] = replay):
-        self.run = run
+    def __init__(self) -> None:
         self.made: dict[Settings, Replay] = {}
         self.keys = MessageKeys()
 
@@ -247,28 +246,12 @@ class SharedReplays:
         key = _what_matters(scenario, settings)
         found = self.made.get(key)
         if found is None:
-            found = self.made[key] = self._never_compacts(scenario, settings) or self.run(scenario, settings)
-        return found if found.settings == settings else _as_if(found, settings)
-
-    def _never_compacts(self, scenario: Scenario, settings: Settings) -> Replay | None:
-        trigger = STRATEGIES[settings.strategy].trigger
-        if settings.strategy == "none" or (trigger is not None and trigger.every_call):
-            return None
-        plain = self.get(scenario, Settings(**{**settings.model_dump(), "strategy": "none", "keep_facts": False}))
-        if any(call.tokens > settings.limit for call in plain.calls):
-            return None
-        if trigger is not None and trigger.messages is not None and any(len(call.blocks) > trigger.messages for call in plain.calls):
-            return None
-        return _as_if(plain, settings)
-
-
-def _as_if(found: Replay, settings: Settings) -> Replay:
-    """A replay that sends what `settings` would send, as made with `settings`: its own
-    product's notices about its line, the others (KEEP cannot fit...) as they were."""
-    kept = [notice for notice in found.notices if notice not in trigger_notices(found.settings)]
-    notices = trigger_notices(settings) + kept
-    words = [message % {name: f"{value:,}" for name, value in values.items()} for message, values in notices]
-    return replace(found, settings=settings, notices=notices, warnings=words, derived={})
+            if settings.strategy == "none":
+                found = replay(scenario, settings)
+            else:
+                found = replay_from(self.get(scenario, Settings(**{**settings.model_dump(), "strategy": "none", "keep_facts": False})), settings)
+            self.made[key] = found
+        return found if found.settings == settings else as_if(found, settings)
 
 
 def _what_matters(scenario: Scenario, settings: Settings) -> Settings:
@@ -287,19 +270,13 @@ def _what_matters(scenario: Scenario, settings: Settings) -> Settings:
     return settings.model_copy(update=update)
 
 
-def sweep(
-    scenario: Scenario,
-    settings: Settings | None = None,
-    pricing: Pricing | None = None,
-    span: SweepRange | None = None,
-    run: Callable[[Scenario, Settings], Replay] = replay,
-) -> Sweep:
+def sweep(scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None) -> Sweep:
     """The comparison at every line and KEEP of `span` (checked: SettingsError), each
     column a point; a point two lines share is kept once."""
     settings = settings or scenario.settings
     pricing = pricing or Pricing()
     span = check_range(span or SweepRange())
-    shared = SharedReplays(run)
+    shared = SharedReplays()
     keeps = span.keep_values(settings)
     seen: dict[tuple[str, int, float], SweepPoint] = {}
     for keep in keeps:

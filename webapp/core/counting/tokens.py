@@ -325,6 +325,9 @@ class MeasuredOnce:
         self.counter = counter
         self._known = {id(message): message for message in messages}  # kept alive: ids stay theirs
         self._units: dict[int, int] = {}
+        # Asked at every call of every replay: bound here rather than looked up through
+        # __getattr__ each time.
+        self.name, self.request_tokens, self.block_tokens = counter.name, counter.request_tokens, counter.block_tokens
 
     def measure(self, message: Message) -> int:
         units = self._units.get(id(message))

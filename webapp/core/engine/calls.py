@@ -184,6 +184,26 @@ def chat_counter(scenario: Scenario, name: str):
     return found
 
 
+def script_blocks(scenario: Scenario, name: str) -> tuple[Block, ...]:
+    """Each script message as a history first holds it, measured with the chat's counter
+    `name`: the same block for every replay of the chat, so what a block works out once (its
+    role, its searchable text, its call ids) is worked out once for all of them. A reply
+    enters as the model wrote it, with no layer or group of its own."""
+    key = (script_blocks, name)
+    found = scenario.derived.get(key)
+    if found is None:
+        counter = chat_counter(scenario, name)
+        blocks, request = [], 0
+        for item in scenario.script:
+            request += item.role == "user"
+            if item.role == "assistant":
+                blocks.append(Block(item.id, item.message, counter.measure(item.message), request))
+            else:
+                blocks.append(Block(item.id, item.message, counter.measure(item.message), request, layer=item.layer, group=item.group))
+        found = scenario.derived[key] = tuple(blocks)
+    return found
+
+
 def script_call_names(scenario: Scenario) -> dict[str, str]:
     """The function each tool call id of the transcript calls: a result is billed under that name."""
     return call_names([*scenario.prefix, *(item.message for item in scenario.script)])

@@ -4,7 +4,7 @@ call; a compaction that saves only a few percent; a summary placed before messag
 changed, so the prompt cache writes them again; a trigger the product does not allow.
 
 Only harness strategies are checked: a textbook strategy stops as soon as the request fits, so
-small savings are its design, and its KEEP has notices of its own (replay.CANNOT_FIT).
+small savings are its design, and its KEEP has notices of its own (loop_notices.CANNOT_FIT).
 """
 
 from __future__ import annotations

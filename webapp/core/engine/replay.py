@@ -9,14 +9,15 @@ script, and once more at the end when the script ends on a user or tool message.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..time_budget import spend
 from .history import TOOL_RESULT_ROLES, Block, searchable
-from ..i18n import N_
+from .loop_notices import CANNOT_FIT, HELD_BACK, KEEP_COVERS_ALL, PIN_UNKNOWN, SUGGESTED_TOOL_RESULTS
 from .history import PairCheck
 from ..model import Fact, Scenario, ScriptMessage
 from ..settings import Settings
-from .calls import Call, Event, FactStatus, PinStatus, Replay, chat_counter
+from .calls import Call, Event, FactStatus, PinStatus, Replay, chat_counter, script_blocks
 from .compaction import Compaction, Context
 from .pitfalls import LOOP, call_pitfalls, trigger_notices
 from .recorded import recorded_compactions, recorded_usage, unlogged
@@ -30,78 +31,6 @@ from ..counting.tokens import Message, tool_call_texts
 PROVIDER_COUNTER = "o200k_base"
 
 
-# "Call N cannot fit": the floor and KEEP alone pass the window. KEEP is named as it is (never
-# "the last 2 requests" when there is one), and "lower keep" is advised only when keep can go
-# lower.
-CANNOT_FIT = {
-    ("requests", True): N_(
-        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
-        "(the last %(keep)s requests, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
-        "%(window)s-token window. No compaction can help: lower keep or raise the window."
-    ),
-    ("requests", False): N_(
-        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
-        "(the last request, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
-        "%(window)s-token window. No compaction can help while KEEP counts requests: keep the last "
-        "few tool results instead, or raise the window."
-    ),
-    ("tool_results", True): N_(
-        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
-        "(the last %(keep)s tool results and what follows them, %(keep_tokens)s tokens) need "
-        "%(needed)s tokens, more than the %(window)s-token window. No compaction can help: lower "
-        "keep or raise the window."
-    ),
-    ("tool_results", False): N_(
-        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
-        "(the last tool result and what follows it, %(keep_tokens)s tokens) need %(needed)s tokens, "
-        "more than the %(window)s-token window. No compaction can help: raise the window."
-    ),
-    ("turns", True): N_(
-        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
-        "(the last %(keep)s turns, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
-        "%(window)s-token window. No compaction can help: lower keep or raise the window."
-    ),
-    ("turns", False): N_(
-        "Call %(call)s cannot fit: the system prompt and tools (%(floor)s tokens) and the KEEP zone "
-        "(the last turn, %(keep_tokens)s tokens) need %(needed)s tokens, more than the "
-        "%(window)s-token window. No compaction can help: raise the window."
-    ),
-}
-# A compaction was needed and KEEP covered the whole history, so nothing could be cut.
-KEEP_COVERS_ALL = {
-    "only_request": N_(
-        "Call %(call)s is above the line, but the only request is the first message: KEEP counts "
-        "requests, so it covers the whole history and nothing can be compacted. Keep the last "
-        "%(suggest)s tool results instead (KEEP in tool results)."
-    ),
-    "requests": N_(
-        "Call %(call)s is above the line, but KEEP (the last %(keep)s requests) covers every "
-        "request of the history (requests so far: %(count)s), so nothing can be compacted. Lower "
-        "keep to %(lower)s, or count KEEP in tool results."
-    ),
-    "tool_results": N_(
-        "Call %(call)s is above the line, but KEEP (the last %(keep)s tool results) covers every "
-        "tool result of the history (tool results so far: %(count)s), so nothing can be "
-        "compacted. Lower keep to %(lower)s."
-    ),
-    "turns": N_(
-        "Call %(call)s is above the line, but KEEP (the last %(keep)s turns) covers every turn of "
-        "the history (turns so far: %(count)s), so nothing can be compacted. Lower keep to "
-        "%(lower)s."
-    ),
-}
-HELD_BACK = N_(
-    "Call %(call)s is above the line, but clearing every old tool result would take off only "
-    "%(clearable)s tokens, fewer than \"clear at least\" (%(minimum)s): the request is sent as it "
-    "is, and the prompt cache stays whole. Lower \"clear at least\" if the window is at risk."
-)
-# The pin setting names ids that are no message of the chat (a typo, or another transcript's).
-PIN_UNKNOWN = N_(
-    "Pinned ids that name no message of this chat: %(count)s (it has %(last)s messages, numbered "
-    "from m1, the first request)."
-)
-# Anthropic's default number of tool uses to keep, suggested when KEEP should count them.
-SUGGESTED_TOOL_RESULTS = 3
 
 
 def fact_statuses(facts: list[Fact], prefix: Sequence[Message], blocks: list[Block] | tuple[Block, ...], call: int) -> list[FactStatus]:
@@ -113,11 +42,58 @@ def fact_statuses(facts: list[Fact], prefix: Sequence[Message], blocks: list[Blo
 
 def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Summarizer | None = None) -> Replay:
     settings = settings or scenario.settings
+    loop = _Loop.starting(scenario, settings, summarizer)
+    return loop.run(0)
+
+
+def replay_from(base: Replay, settings: Settings) -> Replay:
+    """The replay of `settings` on base's chat, with base's calls before the first where the
+    strategy acts (`first_action`) taken as they are rather than replayed: a sweep replays
+    most strategies at many lines, and all of them send what "none" sends until then.
+
+    `base` is a replay of "none" at the same window, model window and counter, whose history
+    only grows. Every figure of a call taken is the strategy's own (what is sent, its tokens,
+    overflow, room for the reply, facts, validity, the bill); what the settings alone draw on
+    it (where KEEP starts, the alert line's warnings, the pinned messages, what is said once
+    a replay but for its product's notices about its line) is base's."""
+    first = first_action(base, settings)
+    scenario = base.scenario
+    if first is None:
+        return as_if(base, settings)
+    loop = _Loop.starting(scenario, settings, None)
+    return loop.run(loop.take_over(base, first) if first > 1 else 0)
+
+
+def first_action(base: Replay, settings: Settings) -> int | None:
+    """The first call of base (a replay of "none") before which the strategy of `settings`
+    would act (its line passed, or its product's trigger met); None: it never would."""
+    scenario = base.scenario
     counter = chat_counter(scenario, settings.counter)
-    floor_units = scenario.floor_units(counter)
-    # What the log does not hold (system prompt, tool definitions) joins the floor (recorded.py).
-    missing = unlogged(scenario, counter, floor_units)
-    floor_units += missing.units
+    context = _context(scenario, settings, counter, base.floor_units, None)
+    if not context.strategy.levels:
+        return None
+    # "none" only appends: a call's blocks are the start of the last call's, and their units
+    # a running sum.
+    units, counted = 0, 0
+    for call in base.calls:
+        for block in call.blocks[counted:]:
+            units += block.units
+        counted = len(call.blocks)
+        if context.must_compact(call.blocks, units):
+            return call.number
+    return None
+
+
+def as_if(found: Replay, settings: Settings) -> Replay:
+    """A replay that sends what `settings` would send, as made with `settings`: its own
+    product's notices about its line, the others (KEEP cannot fit...) as they were."""
+    kept = [notice for notice in found.notices if notice not in trigger_notices(found.settings)]
+    notices = trigger_notices(settings) + kept
+    words = [message % {name: f"{value:,}" for name, value in values.items()} for message, values in notices]
+    return replace(found, settings=settings, notices=notices, warnings=words, derived={})
+
+
+def _context(scenario: Scenario, settings: Settings, counter, floor_units: int, summarizer: Summarizer | None) -> Context:
     digests = {}
     request = 0
     for item in scenario.script:
@@ -125,7 +101,7 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
             request += 1
             if item.digest:
                 digests[request] = item.digest
-    context = Context(
+    return Context(
         settings=settings,
         counter=counter,
         floor_units=floor_units,
@@ -135,29 +111,63 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
         digests=digests,
         pinned=settings.pinned(scenario.pinned),
     )
-    loop = _Loop(scenario, settings, context)
-    loop.notices += trigger_notices(settings)
-    for item in scenario.script:
-        spend()  # a long transcript stops at the request's budget (core/time_budget.py)
-        loop.feed(item)
-    loop.finish()
-    unknown = {entry.lstrip("-") for entry in settings.pins_outside({item.id for item in scenario.script})}
-    if unknown:
-        loop.notices.append((PIN_UNKNOWN, {"count": len(unknown), "last": len(scenario.script)}))
-    return Replay(
-        scenario=scenario,
-        settings=settings,
-        floor_units=floor_units,
-        floor_tokens=counter.block_tokens(floor_units),
-        calls=loop.calls,
-        unlogged=missing,
-        warnings=[message % {name: f"{value:,}" for name, value in values.items()} for message, values in loop.notices],
-        notices=loop.notices,
-    )
 
 
 class _Loop:
     """The agent loop, driven by the script instead of a model."""
+
+    @classmethod
+    def starting(cls, scenario: Scenario, settings: Settings, summarizer: Summarizer | None) -> _Loop:
+        counter = chat_counter(scenario, settings.counter)
+        floor_units = scenario.floor_units(counter)
+        # What the log does not hold (system prompt, tool definitions) joins the floor (recorded.py).
+        missing = unlogged(scenario, counter, floor_units)
+        loop = cls(scenario, settings, _context(scenario, settings, counter, floor_units + missing.units, summarizer))
+        loop.unlogged = missing
+        loop.notices += trigger_notices(settings)
+        return loop
+
+    def run(self, start: int) -> Replay:
+        """Feed the script from its message `start` on, and the replay made."""
+        scenario, settings, counter = self.scenario, self.settings, self.context.counter
+        blocks = script_blocks(scenario, settings.counter)
+        for index in range(start, len(scenario.script)):
+            spend()  # a long transcript stops at the request's budget (core/time_budget.py)
+            self.feed(scenario.script[index], blocks[index])
+        self.finish()
+        unknown = {entry.lstrip("-") for entry in settings.pins_outside({item.id for item in scenario.script})}
+        if unknown:
+            self.notices.append((PIN_UNKNOWN, {"count": len(unknown), "last": len(scenario.script)}))
+        return Replay(
+            scenario=scenario,
+            settings=settings,
+            floor_units=self.context.floor_units,
+            floor_tokens=counter.block_tokens(self.context.floor_units),
+            calls=self.calls,
+            unlogged=self.unlogged,
+            warnings=[message % {name: f"{value:,}" for name, value in values.items()} for message, values in self.notices],
+            notices=self.notices,
+        )
+
+    def take_over(self, base: Replay, number: int) -> int:
+        """Stand where base (a replay of "none") stood just before its call `number` (> 1),
+        with its calls before it; the index of the script message to feed next, its reply."""
+        call, previous = base.calls[number - 1], base.calls[number - 2]
+        self.calls = base.calls[: number - 1]
+        self.history = list(call.blocks)
+        self.units = sum(block.units for block in self.history)
+        self.request, self.turn, self.turn_open = call.request_number, call.turn - 1, False
+        self.sent = previous.sent_total
+        # What came since the last call waits for this one: the user messages' events.
+        self.pending = [event for event in call.events[: next(i for i, e in enumerate(call.events) if e.kind != "user_message")]]
+        replies = [index for index, item in enumerate(self.scenario.script) if item.role == "assistant"]
+        resume = replies[number - 1] if number <= len(replies) else len(self.scenario.script)
+        self.pins_arrived = [item for item in self.scenario.script[:resume] if item.id in self.context.pinned]
+        self._restart_pair_check()
+        self._pair_problems(None)
+        if self.provider is not self.context.counter:
+            self.provider_units = sum(self._provider_measure(block.message) for block in self.history)
+        return resume
 
     def __init__(self, scenario: Scenario, settings: Settings, context: Context):
         self.scenario = scenario
@@ -227,11 +237,10 @@ class _Loop:
         self.paired = len(self.history)
         return tuple(f"{where}: {what}" for where, what in self.pairs.problems())
 
-    def _append(self, item) -> Block:
-        block = Block(item.id, item.message, self.context.counter.measure(item.message), self.request, layer=item.layer, group=item.group)
+    def _append(self, block: Block) -> Block:
         self.history.append(block)
         self.units += block.units
-        self.provider_units += self._provider_units(item.message)
+        self.provider_units += self._provider_units(block.message)
         return block
 
     def _end_turn(self) -> None:
@@ -240,22 +249,23 @@ class _Loop:
             last.events.append(Event("turn_end", last.number, {"turn": self.turn}))
             self.turn_open = False
 
-    def feed(self, item) -> None:
+    def feed(self, item: ScriptMessage, block: Block) -> None:
+        """Take the script's next message (`block`: as the history first holds it)."""
         if item.id in self.context.pinned and item.role != "assistant":
             self.pins_arrived.append(item)
         if item.role == "user":
             self._end_turn()
             self.request += 1
             self.turn = 0
-            self._append(item)
+            self._append(block)
             self.pending.append(Event("user_message", len(self.calls) + 1, {"id": item.id, "request": self.request}))
         elif item.role == "assistant":
             self._end_turn()
-            self._call(item)
+            self._call(block)
             if item.id in self.context.pinned:  # a reply is in the requests after its call
                 self.pins_arrived.append(item)
         else:
-            block = self._append(item)
+            self._append(block)
             if item.role in TOOL_RESULT_ROLES:
                 # A legacy function result names its function instead of a call id.
                 answers = item.message.get("tool_call_id") or item.message.get("name", "")
@@ -279,7 +289,7 @@ class _Loop:
         else:
             self._end_turn()
 
-    def _call(self, reply_item) -> None:
+    def _call(self, reply: Block | None) -> None:
         """One model call: compact, send, and take the reply into the history."""
         number = len(self.calls) + 1
         events = [Event(e.kind, number, e.detail) for e in self.pending]
@@ -310,7 +320,7 @@ class _Loop:
             self._check_cannot_fit(number, keep_start_index)
             self._check_compaction(number, keep_start_index, compaction)
         self.sent += tokens
-        reply, reply_units, no_room = self._reply(reply_item, number, events, provider_tokens if not overflow else None)
+        reply_units, no_room = self._reply(reply, number, events, provider_tokens if not overflow else None)
         self.calls.append(
             Call(
                 number=number,
@@ -356,12 +366,11 @@ class _Loop:
                 self.notices.append((LOOP, {"call": number, **{k: v for k, v in pitfall.items() if k != "kind"}}))
         return compaction
 
-    def _reply(self, reply_item, number: int, events: list[Event], provider_tokens: int | None) -> tuple[Block | None, int, bool]:
-        """The script's reply to this call as a block, its provider units, and whether it has
-        no room left in the window (`provider_tokens`: the request's, None when it overflows)."""
-        if reply_item is None:
-            return None, 0, False
-        reply = Block(reply_item.id, reply_item.message, self.context.counter.measure(reply_item.message), self.request)
+    def _reply(self, reply: Block | None, number: int, events: list[Event], provider_tokens: int | None) -> tuple[int, bool]:
+        """The provider units of the script's reply to this call, and whether it has no room
+        left in the window (`provider_tokens`: the request's, None when it overflows)."""
+        if reply is None:
+            return 0, False
         reply_units = self.provider.measure(reply.message)
         reply_tokens = round(self.provider.block_tokens(reply_units))
         window = self.settings.real_window
@@ -370,7 +379,7 @@ class _Loop:
             events.append(Event("no_room_for_reply", number, {"tokens": provider_tokens, "reply_tokens": reply_tokens, "window": window}))
         for call_id, (name, _) in zip(reply.tool_call_ids, tool_call_texts(reply.message)):
             events.append(Event("tool_call", number, {"id": call_id, "name": name}))
-        return reply, reply_units, no_room
+        return reply_units, no_room
 
     def _pin_statuses(self) -> tuple[PinStatus, ...]:
         if not self.pins_arrived:
