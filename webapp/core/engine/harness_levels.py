@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from .compaction import Context, Work
 from .harness_prompts import GEMINI_ACK, GEMINI_PROBE, RE_READ
-from .history import CLEARED_MARK, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block
+from .history import CLEARED_MARK, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, history_call_names
 from .summarizer import SummaryResult
-from ..counting.tokens import call_names
 
 # Codex counts a user message's tokens as its bytes / 4 (APPROX_BYTES_PER_TOKEN).
 CODEX_BYTES_PER_TOKEN = 4
@@ -182,7 +181,7 @@ def microcompact_level(work: Work, context: Context) -> None:
     `tool_results_kept` becomes a short placeholder, all at once."""
     history = work.history
     results = [i for i, block in enumerate(history) if block.role in TOOL_RESULT_ROLES and block.state != "cleared"]
-    names = call_names(block.message for block in history)
+    names = history_call_names(history)
     for index in results[: max(0, len(results) - context.strategy.params["tool_results_kept"])]:
         block = history[index]
         if context.kept(block):
@@ -203,7 +202,7 @@ def claude_summary_level(work: Work, context: Context) -> None:
     if not folded:
         return
     params = context.strategy.params
-    names = call_names(block.message for block in history)
+    names = history_call_names(history)
     results = [block for block in folded if block.role in TOOL_RESULT_ROLES and block.state == "original"][-params["files"]:]
     lines = []
     for block in results:

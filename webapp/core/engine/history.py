@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from ..counting.tokens import Message, content_text, tool_call_texts
+from ..counting.tokens import Message, call_names, content_text, tool_call_texts
 
 TRUNCATION_MARK = "[Truncated"
 # by-layer's overflow notice, the manual's (004_abe3947712a3ce73.txt, step 9) in English.
@@ -60,6 +60,21 @@ class Block:
     @cached_property
     def tool_call_ids(self) -> tuple[str, ...]:
         return tuple(call.get("id", "") for call in self.message.get("tool_calls") or [])
+
+    @cached_property
+    def call_names(self) -> dict[str, str]:
+        """The function each of its tool calls names, by call id."""
+        return call_names((self.message,))
+
+
+def history_call_names(history: list[Block] | tuple[Block, ...]) -> dict[str, str]:
+    """`call_names` of the history's messages, from each block's own (a compaction asks it of
+    the whole history, every time it runs)."""
+    names: dict[str, str] = {}
+    for block in history:
+        if block.call_names:
+            names.update(block.call_names)
+    return names
 
 
 def searchable(message: Message) -> str:
@@ -139,8 +154,9 @@ class PairCheck:
             else:
                 del self.open_calls[call_id]
             return
-        self.found += self._unanswered()
-        self.open_calls = {}
+        if self.open_calls:  # most messages follow no open call: nothing to report or reset
+            self.found += self._unanswered()
+            self.open_calls = {}
         if role == "assistant":
             for position, call in enumerate(message.get("tool_calls") or []):
                 call_id = call.get("id") if isinstance(call, dict) else None

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from . import harness_levels as harness
 from .compaction import Compaction, Context, Level, Work
-from ..counting.tokens import call_names
-from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, caller_of
+from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, caller_of, history_call_names
 from ..strategy_catalog import STRATEGIES
 
 
@@ -58,7 +57,7 @@ def truncate_level(work: Work, context: Context) -> None:
         _replace(work, index, shrunk)
         work.truncated.append(block.id)
         if context.fetch_once_tools:
-            tool_names = tool_names if tool_names is not None else call_names(block.message for block in history)
+            tool_names = tool_names if tool_names is not None else history_call_names(history)
             if tool_names.get(block.message.get("tool_call_id")) in context.fetch_once_tools:
                 work.destroyed.append(block.id)
         if "truncate" not in work.levels:
@@ -185,7 +184,7 @@ def clear_level(work: Work, context: Context) -> None:
     settings = context.settings
     trial = list(work.history)
     units = work.units
-    names = call_names(block.message for block in trial)
+    names = history_call_names(trial)
     cleared: list[str] = []
     inputs: list[str] = []
     destroyed: list[str] = []
