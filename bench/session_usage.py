@@ -28,7 +28,7 @@ def row(path: Path) -> str:
     try:
         scenario = load_file(path)
     except ScenarioError as error:
-        return f"| `{name}` | no: {str(error).split(': ', 1)[1][:90]} | | | |"
+        return f"| `{name}` | no: {str(error).split(': ', 1)[1]} | | | |"
     result = replay(scenario, parse_settings({"strategy": "none"}, scenario.settings))
     recorded = {call.number: call.recorded.input_tokens for call in result.calls if call.recorded}
     if not recorded:
