@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import webapp.asgi as front
+from webapp import create_app
 from bench.server import get, serve
 
 CONNECTIONS = 40  # more than the 2 x 8 threads of the gthread workers before
@@ -143,3 +144,26 @@ def test_a_kept_alive_connection_is_asked_to_close_once_it_is_old(monkeypatch):
     clock[0] += 1
     assert closes(4242) and not closes(4243)
     assert not closes(4242)  # the browser's next connection on that port starts afresh
+
+
+@pytest.mark.parametrize("headers, query, words", [
+    ([(b"accept-language", b"fr-FR,fr;q=0.9")], b"", "n'est pas arrivé en 0\u00a0secondes"),
+    ([(b"accept-language", b"fr")], b"lang=zh", "请求正文未在 0 秒内送达"),
+    ([], b"", "did not arrive within 0 seconds"),
+])
+def test_the_408_speaks_the_language_the_page_would(monkeypatch, headers, query, words):
+    monkeypatch.setattr(front, "BODY_GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(front, "BODY_BYTES_PER_SECOND", 10**9)
+    served = front.asgi(create_app({"TESTING": True}))
+    answers = []
+
+    async def receive():
+        await asyncio.sleep(3600)  # the body never comes
+
+    async def send(message):
+        answers.append(message)
+
+    scope = {"type": "http", "path": "/transcripts", "query_string": query, "headers": [(b"content-length", b"900"), *headers],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+    run_apart(asyncio.wait_for(served(scope, receive, send), 5))
+    assert answers[0]["status"] == 408 and words in answers[1]["body"].decode()

@@ -15,9 +15,13 @@ import tempfile
 import time
 from collections import OrderedDict
 
+from typing import Callable
+
 from a2wsgi import WSGIMiddleware
+from flask_babel import gettext
 
 from . import create_app
+from .core.i18n import N_
 
 # Threads per worker process that run the Flask app: webapp/web/limits.py lets three of them
 # hold a long chat (one computing, two waiting), which leaves five for everything else.
@@ -35,6 +39,7 @@ CHUNK = 64 * 1024
 # worker idles (issue 26). A new connection every 10 s costs a browser nothing it would notice.
 CONNECTION_SECONDS = 10.0
 TRACKED_CONNECTIONS = 4096
+SLOW_BODY = N_("The request's body did not arrive within %(seconds)s seconds; send it again on a faster connection.")
 
 
 class WholeRequests:
@@ -42,8 +47,9 @@ class WholeRequests:
     then refuses with its own 413) in the event loop before calling `app`, and answers 408 to a
     body that does not arrive in time."""
 
-    def __init__(self, app, max_bytes: int):
+    def __init__(self, app, max_bytes: int, words: Callable[[dict, float], str] | None = None):
         self.app, self.max_bytes = app, max_bytes
+        self.words = words or (lambda scope, seconds: SLOW_BODY % {"seconds": f"{seconds:.0f}"})
         self.opened: OrderedDict[tuple, float] = OrderedDict()  # connection → when first seen
 
     async def __call__(self, scope, receive, send):
@@ -60,7 +66,7 @@ class WholeRequests:
                 arrived = await self._read(receive, body)
         except TimeoutError:
             body.close()
-            return await _too_slow(send, seconds)
+            return await _too_slow(send, self.words(scope, seconds))
         if not arrived:
             body.close()
             return None  # the client went away
@@ -117,8 +123,8 @@ def _replay(body, receive):
     return replayed
 
 
-async def _too_slow(send, seconds: float) -> None:
-    text = f"The request's body did not arrive within {seconds:.0f} seconds; send it again on a faster connection.\n".encode()
+async def _too_slow(send, words: str) -> None:
+    text = f"{words}\n".encode()
     await send({"type": "http.response.start", "status": 408,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(text)).encode()),
                             (b"connection", b"close")]})
@@ -135,7 +141,18 @@ def asgi(app, warm: bool = False):
     after playing every built-in lesson once (`warm_lessons`)."""
     if warm:
         warm_lessons(app)
-    return WholeRequests(WSGIMiddleware(app, workers=THREADS), app.config["MAX_CONTENT_LENGTH"])
+    return WholeRequests(WSGIMiddleware(app, workers=THREADS), app.config["MAX_CONTENT_LENGTH"], _in_page_language(app))
+
+
+def _in_page_language(app) -> Callable[[dict, float], str]:
+    """The 408's sentence in the language the page asked for would speak (its `lang`, else
+    the browser's Accept-Language: the app's own choice, `languages.select_locale`)."""
+
+    def words(scope: dict, seconds: float) -> str:
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope.get("headers", []) if name == b"accept-language"]
+        with app.test_request_context(scope.get("path", "/"), query_string=scope.get("query_string", b"").decode("latin-1"), headers=headers):
+            return gettext(SLOW_BODY, seconds=f"{seconds:.0f}")
+    return words
 
 
 def warm_lessons(app) -> None:
