@@ -14,7 +14,7 @@ from ..model import Fact, RecordedUsage, Scenario
 from ..settings import Settings
 from .history import Block
 from .compaction import Compaction
-from .recorded import Unlogged
+from .recorded import Unlogged, unlogged
 
 
 @dataclass(frozen=True)
@@ -181,6 +181,20 @@ def chat_counter(scenario: Scenario, name: str):
     if found is None:
         counter = get_counter(name).with_call_names(script_call_names(scenario))
         found = scenario.counters[name] = MeasuredOnce(counter, [*scenario.prefix, *(item.message for item in scenario.script)])
+    return found
+
+
+def chat_floor(scenario: Scenario, name: str) -> tuple[int, Unlogged]:
+    """What every request of the chat carries ahead of its script, in counter `name`'s units,
+    measured once for every replay: the prefix and tools, and what the log does not hold
+    (system prompt, tool definitions: recorded.py), which joins it; and that part alone."""
+    key = (chat_floor, name)
+    found = scenario.derived.get(key)
+    if found is None:
+        counter = chat_counter(scenario, name)
+        units = scenario.floor_units(counter)
+        missing = unlogged(scenario, counter, units)
+        found = scenario.derived[key] = (units + missing.units, missing)
     return found
 
 

@@ -62,6 +62,11 @@ class Block:
         return tuple(call.get("id", "") for call in self.message.get("tool_calls") or [])
 
     @cached_property
+    def named_calls(self) -> tuple[tuple[str, str], ...]:
+        """Its tool calls in order, each as (call id, the function it names)."""
+        return tuple((call_id, name) for call_id, (name, _) in zip(self.tool_call_ids, tool_call_texts(self.message)))
+
+    @cached_property
     def call_names(self) -> dict[str, str]:
         """The function each of its tool calls names, by call id."""
         return call_names((self.message,))

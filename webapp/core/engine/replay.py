@@ -8,22 +8,21 @@ script, and once more at the end when the script ends on a user or tool message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 from ..time_budget import spend
-from .history import TOOL_RESULT_ROLES, Block, searchable
+from .history import TOOL_RESULT_ROLES, Block
 from .loop_notices import CANNOT_FIT, HELD_BACK, KEEP_COVERS_ALL, PIN_UNKNOWN, SUGGESTED_TOOL_RESULTS
 from .history import PairCheck
-from ..model import Fact, Scenario, ScriptMessage
+from ..model import Scenario, ScriptMessage
 from ..settings import Settings
-from .calls import Call, Event, FactStatus, PinStatus, Replay, chat_counter, script_blocks
+from .calls import Call, Event, PinStatus, Replay, chat_counter, chat_floor, script_blocks
 from .compaction import Compaction, Context
+from .fact_watch import FactWatch
 from .pitfalls import LOOP, call_pitfalls, trigger_notices
-from .recorded import recorded_compactions, recorded_usage, unlogged
+from .recorded import recorded_compactions, recorded_usage
 from .strategies import compact
 from .summarizer import OfflineSummarizer, Summarizer
-from ..counting.tokens import Message, tool_call_texts
 
 # The estimate is what a loop believes; a provider counts real tokens. When the loop counts
 # with the estimate, the provider's count (for overflow and room for the reply) is taken with
@@ -31,13 +30,6 @@ from ..counting.tokens import Message, tool_call_texts
 PROVIDER_COUNTER = "o200k_base"
 
 
-
-
-def fact_statuses(facts: list[Fact], prefix: Sequence[Message], blocks: list[Block] | tuple[Block, ...], call: int) -> list[FactStatus]:
-    if not facts:
-        return []
-    sent = "\n".join([*(searchable(message) for message in prefix), *(block.searchable for block in blocks)])
-    return [FactStatus(fact, fact.text in sent, call >= fact.needed_from_call) for fact in facts]
 
 
 def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Summarizer | None = None) -> Replay:
@@ -119,10 +111,8 @@ class _Loop:
     @classmethod
     def starting(cls, scenario: Scenario, settings: Settings, summarizer: Summarizer | None) -> _Loop:
         counter = chat_counter(scenario, settings.counter)
-        floor_units = scenario.floor_units(counter)
-        # What the log does not hold (system prompt, tool definitions) joins the floor (recorded.py).
-        missing = unlogged(scenario, counter, floor_units)
-        loop = cls(scenario, settings, _context(scenario, settings, counter, floor_units + missing.units, summarizer))
+        floor_units, missing = chat_floor(scenario, settings.counter)
+        loop = cls(scenario, settings, _context(scenario, settings, counter, floor_units, summarizer))
         loop.unlogged = missing
         loop.notices += trigger_notices(settings)
         return loop
@@ -155,6 +145,7 @@ class _Loop:
         call, previous = base.calls[number - 1], base.calls[number - 2]
         self.calls = base.calls[: number - 1]
         self.history = list(call.blocks)
+        self.facts.recount(self.history)
         self.units = sum(block.units for block in self.history)
         self.request, self.turn, self.turn_open = call.request_number, call.turn - 1, False
         self.sent = previous.sent_total
@@ -174,6 +165,7 @@ class _Loop:
         self.settings = settings
         self.context = context
         self.history: list[Block] = []
+        self.facts = FactWatch(scenario, settings.counter)
         self.units = 0
         self.calls: list[Call] = []
         self.pending: list[Event] = []
@@ -192,8 +184,7 @@ class _Loop:
         self.provider = counter
         self.provider_floor = context.floor_units
         if counter is not context.counter:
-            self.provider_floor = scenario.floor_units(counter)
-            self.provider_floor += unlogged(scenario, counter, self.provider_floor).units
+            self.provider_floor = chat_floor(scenario, PROVIDER_COUNTER)[0]
         self.recorded = recorded_usage(scenario)
         self.harness = recorded_compactions(scenario)
         # Kept up to date as messages come, and recounted only when compaction changed the
@@ -235,10 +226,13 @@ class _Loop:
         for block in self.history[self.paired:]:
             self.pairs.feed(block.message)
         self.paired = len(self.history)
+        if not self.pairs.found and not self.pairs.open_calls:  # a valid request, as most are
+            return ()
         return tuple(f"{where}: {what}" for where, what in self.pairs.problems())
 
     def _append(self, block: Block) -> Block:
         self.history.append(block)
+        self.facts.add(block)
         self.units += block.units
         self.provider_units += self._provider_units(block.message)
         return block
@@ -278,7 +272,7 @@ class _Loop:
         reply = self.calls[-1].reply if self.calls else None
         if reply is None:
             return ""
-        return next((name for known, (name, _) in zip(reply.tool_call_ids, tool_call_texts(reply.message)) if known == call_id), "")
+        return next((name for known, name in reply.named_calls if known == call_id), "")
 
     def finish(self) -> None:
         if not self.scenario.script:
@@ -334,7 +328,7 @@ class _Loop:
                 sent_total=self.sent,
                 summarizer_output_total=self.summarizer_output,
                 overflow=overflow,
-                facts=fact_statuses(self.scenario.facts, self.scenario.prefix, self.history, number),
+                facts=self.facts.statuses(self.history, number),
                 reply=reply,
                 problems=problems,
                 no_room_for_reply=no_room,
@@ -345,12 +339,16 @@ class _Loop:
         )
         if reply is not None:
             self.history.append(reply)
+            self.facts.add(reply)
             self.units += reply.units
             self.provider_units += 0 if self.provider is self.context.counter else reply_units
 
     def _compact(self, number: int, events: list[Event]) -> Compaction | None:
         """Compaction before the call, its events logged and its summarizer call billed."""
+        before = self.history
         self.history, self.units, compaction = compact(self.history, self.units, self.context)
+        if compaction is not None and self.history != before:  # the same blocks mostly: compared by identity first
+            self.facts.recount(self.history)
         if compaction is not None:
             events.append(Event("compact", number, {"before": compaction.tokens_before, "after": compaction.tokens_after}))
             if compaction.notice is not None:
@@ -377,7 +375,7 @@ class _Loop:
         no_room = provider_tokens is not None and provider_tokens + reply_tokens > window
         if no_room:
             events.append(Event("no_room_for_reply", number, {"tokens": provider_tokens, "reply_tokens": reply_tokens, "window": window}))
-        for call_id, (name, _) in zip(reply.tool_call_ids, tool_call_texts(reply.message)):
+        for call_id, name in reply.named_calls:
             events.append(Event("tool_call", number, {"id": call_id, "name": name}))
         return reply_units, no_room
 
