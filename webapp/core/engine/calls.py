@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import wraps
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, NamedTuple, TypeVar
 
 from ..counting.tokens import MeasuredOnce, Message, call_names, get_counter
 from ..model import Fact, RecordedUsage, Scenario
@@ -17,8 +17,7 @@ from .compaction import Compaction
 from .recorded import Unlogged, unlogged
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One line of the event log. `kind` is one of user_message, compact, turn_start,
     model_call, tool_call, tool_result, turn_end, overflow (the request is larger than the
     model's real window), invalid_request (an API would reject the request: a tool result
@@ -26,11 +25,13 @@ class Event:
     the reply does not: the provider rejects it or cuts the reply short), warning (the
     request passes the alert line, not the red line), notice (by-layer's levels were not
     enough: the overflow notice is in the request), pinned_kept (compaction stopped above its
-    aim: what it would have cut next is pinned)."""
+    aim: what it would have cut next is pinned).
+
+    A named tuple: a replay makes several at every call, and a tuple is made in C."""
 
     kind: str
     call: int
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any]
 
 
 
