@@ -67,6 +67,12 @@ class Block:
         return tuple((call_id, name) for call_id, (name, _) in zip(self.tool_call_ids, tool_call_texts(self.message)))
 
     @cached_property
+    def first_names(self) -> dict[str, str]:
+        """The function each call id names at its first call (an id used twice keeps its
+        first), for the ids that are strings, as valid ones are."""
+        return {call_id: name for call_id, name in reversed(self.named_calls) if isinstance(call_id, str)}
+
+    @cached_property
     def call_names(self) -> dict[str, str]:
         """The function each of its tool calls names, by call id."""
         return call_names((self.message,))

@@ -272,6 +272,8 @@ class _Loop:
         reply = self.calls[-1].reply if self.calls else None
         if reply is None:
             return ""
+        if isinstance(call_id, str):
+            return reply.first_names.get(call_id, "")
         return next((name for known, name in reply.named_calls if known == call_id), "")
 
     def finish(self) -> None:
