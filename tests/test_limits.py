@@ -4,10 +4,13 @@ and the built-in scenarios are never kept waiting."""
 
 from __future__ import annotations
 
+import html
+import re
 import threading
 
 import pytest
 
+from tests.links import link_state
 from webapp import create_app
 from webapp.cli import main
 from webapp.core.time_budget import BudgetExceeded, spend, within
@@ -193,3 +196,21 @@ def test_a_comparison_takes_its_turn_from_fewer_messages_than_a_replay(held):
     assert visitor(app, 4).get("/play/workshop-manuals?window=9100").status_code == 200, "a replay of 28 messages does not"
     release.set()
     waiting.join(30)
+
+
+def test_a_sweep_past_the_budget_offers_lighter_sweeps_of_the_same_chat(tmp_path):
+    response = make_client(tmp_path, REQUEST_CPU_SECONDS=0).get("/sweep/long-haul?keep=3&lang=fr")
+    assert response.status_code == 422
+    links = dict(re.findall(r'<li><a class="btn" href="([^"]+)"[^>]*>([^<]+) →</a>', response.get_data(as_text=True)))
+    offered = {text: link_state(href) for href, text in links.items()}
+    assert offered == {
+        "Balayer à votre KEEP seulement (3)": ("/sweep/long-haul", {"keep": "3", "keeps": "3", "lang": "fr"}),
+        "Balayer une ligne rouge sur deux (un pas de 10\u00a0%)": ("/sweep/long-haul", {"keep": "3", "line_step": "10", "lang": "fr"}),
+    }
+    one_keep = make_client(tmp_path).get(html.unescape(next(href for href, text in links.items() if "KEEP" in text)))
+    assert one_keep.status_code == 200
+
+
+def test_a_sweep_at_one_keep_and_every_other_line_offers_nothing_lighter_than_itself(tmp_path):
+    response = make_client(tmp_path, REQUEST_CPU_SECONDS=0).get("/sweep/long-haul?keeps=2&line_from=50&line_to=55")
+    assert response.status_code == 422 and 'class="ways-out"' not in response.get_data(as_text=True)

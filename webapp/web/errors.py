@@ -3,6 +3,8 @@ as its fragment for htmx, swapped where the request came from; never a stack tra
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from flask import Flask, current_app, render_template, request
 from flask_babel import format_number
 from flask_babel import gettext as _
@@ -44,8 +46,9 @@ def unexpected(error: Exception):
     return error_page(500, [_("Something went wrong on our side. The error is logged.")])
 
 
-def error_page(status: int, problems: list[str]):
-    """The error page, or its fragment for an htmx request (swapped where the request came from)."""
+def error_page(status: int, problems: list[str], ways_out: Sequence[tuple[str, str]] = ()):
+    """The error page, or its fragment for an htmx request (swapped where the request came
+    from); `ways_out`: links (text, URL) to what the visitor may ask instead."""
     titles = {
         400: _("Bad request"),
         404: _("Not found"),
@@ -57,7 +60,7 @@ def error_page(status: int, problems: list[str]):
         502: _("Summarizer unavailable"),
         503: _("Busy"),
     }
-    context = {"status": status, "title": titles.get(status, str(status)), "problems": problems}
+    context = {"status": status, "title": titles.get(status, str(status)), "problems": problems, "ways_out": ways_out}
     if is_htmx():
         # Where the request came from: the element it was to swap (the well, the comparison
         # panel, a collapsed view being opened), in the page's language.

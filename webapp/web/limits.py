@@ -214,7 +214,7 @@ def init_answers(app: Flask) -> None:
         ))
         if request.blueprint == "sweep":
             problems.append(_("Or sweep fewer red lines (a larger step, a narrower range) and fewer KEEP values."))
-        return error_page(422, problems)
+        return error_page(422, problems, g.get("lighter_sweeps", ()))
 
     @app.errorhandler(LongChatsBusy)
     def busy(_error: LongChatsBusy):

@@ -11,11 +11,11 @@ from __future__ import annotations
 import csv
 import io
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, g, jsonify, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
-from ...core.analysis.sweep import Recommendation, Sweep, SweepPoint, SweepRange, parse_keeps, range_problems, sweep
+from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint, SweepRange, parse_keeps, range_problems, sweep
 from ...core.analysis.sweep_data import point_row, sweep_json
 from ...core.analysis.verdict import Name
 from ...core.drawing.sweep_chart import bill_chart
@@ -34,7 +34,19 @@ def sweep_for(view: PageState) -> Sweep:
     problems = range_problems(span)
     if problems:
         raise StateError(400, [_(message) % values for message, values in problems])
+    g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
     return sweep(view.scenario, view.settings, view.pricing, span)
+
+
+def lighter_sweeps(view: PageState, span: SweepRange) -> list[tuple[str, str]]:
+    """Links to sweeps of the same chat that compute less: at the current KEEP only, and at
+    every other red line, when the range asked has more."""
+    links = []
+    if len(span.keep_values(view.settings)) > 1:
+        links.append((_("Sweep at your KEEP only (%(keep)s)", keep=view.settings.keep), view.url("sweep.page", keeps=str(view.settings.keep))))
+    if len(span.lines) > 2 and span.line_step * 2 <= STEP_HIGH:
+        links.append((_("Sweep every other red line (a step of %(step)s%%)", step=span.line_step * 2), view.url("sweep.page", line_step=span.line_step * 2)))
+    return links
 
 
 SWEEP = Fragments(
