@@ -62,6 +62,10 @@ class Block:
         return tuple(call.get("id", "") for call in self.message.get("tool_calls") or [])
 
     @cached_property
+    def pair_facts(self) -> PairFacts:
+        return pair_facts(self.message)
+
+    @cached_property
     def named_calls(self) -> tuple[tuple[str, str], ...]:
         """Its tool calls in order, each as (call id, the function it names)."""
         return tuple((call_id, name) for call_id, (name, _) in zip(self.tool_call_ids, tool_call_texts(self.message)))
@@ -134,8 +138,22 @@ def tool_pair_problems(messages: list[Message], where: str = "messages") -> list
     request or reply, a call id used twice. Empty when the messages are valid."""
     check = PairCheck(where)
     for message in messages:
-        check.feed(message)
+        check.feed(pair_facts(message))
     return check.problems()
+
+
+# What the pair check reads of a message: its role, the call id a tool result answers, and the
+# ids of an assistant message's tool calls (None for a call that is not an object).
+PairFacts = tuple[object, object, tuple[object, ...]]
+
+
+def pair_facts(message: Message) -> PairFacts:
+    role = message.get("role")
+    if role == "tool":
+        return role, message.get("tool_call_id"), ()
+    if role == "assistant":
+        return role, None, tuple(call.get("id") if isinstance(call, dict) else None for call in message.get("tool_calls") or [])
+    return role, None, ()
 
 
 class PairCheck:
@@ -149,35 +167,33 @@ class PairCheck:
         self.open_calls: dict[str, int] = {}
         self.seen: set[str] = set()
 
-    def feed(self, message: Message) -> None:
+    def feed(self, facts: PairFacts) -> None:
+        """Take the next message, as `pair_facts` reads it."""
         where, index = self.where, self.count
         self.count += 1
-        role = message.get("role")
+        role, answers, calls = facts
         if role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in self.open_calls:
+            if answers not in self.open_calls:
                 self.found.append(
                     (
                         f"{where}[{index}].tool_call_id",
-                        f"tool result {call_id!r} has no matching call in the assistant message before it",
+                        f"tool result {answers!r} has no matching call in the assistant message before it",
                     )
                 )
             else:
-                del self.open_calls[call_id]
+                del self.open_calls[answers]
             return
         if self.open_calls:  # most messages follow no open call: nothing to report or reset
             self.found += self._unanswered()
             self.open_calls = {}
-        if role == "assistant":
-            for position, call in enumerate(message.get("tool_calls") or []):
-                call_id = call.get("id") if isinstance(call, dict) else None
-                if not call_id:
-                    self.found.append((f"{where}[{index}].tool_calls[{position}].id", "a tool call needs an id"))
-                    continue
-                if call_id in self.seen:
-                    self.found.append((f"{where}[{index}].tool_calls[{position}].id", f"call id {call_id!r} is used twice"))
-                self.seen.add(call_id)
-                self.open_calls[call_id] = index
+        for position, call_id in enumerate(calls):
+            if not call_id:
+                self.found.append((f"{where}[{index}].tool_calls[{position}].id", "a tool call needs an id"))
+                continue
+            if call_id in self.seen:
+                self.found.append((f"{where}[{index}].tool_calls[{position}].id", f"call id {call_id!r} is used twice"))
+            self.seen.add(call_id)
+            self.open_calls[call_id] = index
 
     def problems(self) -> list[tuple[str, str]]:
         """The problems of the messages fed so far, as if they ended here."""

@@ -13,7 +13,7 @@ from dataclasses import replace
 from ..time_budget import spend
 from .history import TOOL_RESULT_ROLES, Block
 from .loop_notices import CANNOT_FIT, HELD_BACK, KEEP_COVERS_ALL, PIN_UNKNOWN, SUGGESTED_TOOL_RESULTS
-from .history import PairCheck
+from .history import PairCheck, pair_facts
 from ..model import Scenario, ScriptMessage
 from ..settings import Settings
 from .calls import Call, Event, PinStatus, Replay, chat_counter, chat_floor, script_blocks
@@ -215,7 +215,7 @@ class _Loop:
         """The pair check of the request as sent, prefix first, so indexes match `Call.request`."""
         self.pairs = PairCheck()
         for message in self.scenario.prefix:
-            self.pairs.feed(message)
+            self.pairs.feed(pair_facts(message))
         self.paired = 0  # blocks of the history fed to the check
 
     def _pair_problems(self, compaction: Compaction | None) -> tuple[str, ...]:
@@ -224,7 +224,7 @@ class _Loop:
         if compaction is not None and (compaction.dropped or compaction.summarized or compaction.notice_added):
             self._restart_pair_check()
         for block in self.history[self.paired:]:
-            self.pairs.feed(block.message)
+            self.pairs.feed(block.pair_facts)
         self.paired = len(self.history)
         if not self.pairs.found and not self.pairs.open_calls:  # a valid request, as most are
             return ()
@@ -288,7 +288,8 @@ class _Loop:
     def _call(self, reply: Block | None) -> None:
         """One model call: compact, send, and take the reply into the history."""
         number = len(self.calls) + 1
-        events = [Event(e.kind, number, e.detail) for e in self.pending]
+        # What came since the last call is this call's: a request's event already is.
+        events = [event if event.call == number else event._replace(call=number) for event in self.pending]
         self.pending = []
         compaction = self._compact(number, events)
         self.turn += 1
