@@ -1,6 +1,7 @@
 """Everything the play page draws fits, in headless Chromium: every lesson at its key calls (the
-calls tests/golden.py looks at), on a phone, a laptop and a wide screen, in every language, and
-in projector mode on a 1920×1080 screen.
+calls tests/golden.py looks at), on a phone, a laptop and a wide screen, in every language (and
+at 1001 and 1200 px, where two columns leave the drawing narrowest), and in projector mode on a
+1920×1080 screen.
 
 - every text of the well (block labels and their notes, traces, levels, "Gulp!") lies inside
   the drawing, and no two of them overlap;
@@ -142,6 +143,16 @@ def test_a_pasted_sessions_labels_fit_on_wide_screens(reused, live_server, paste
     middle beside a narrow zoomed view, and its floor's part not in the log is a line of its own."""
     reused.set_viewport_size({"width": width, "height": SIZES[width]})
     failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in pasted], projector=False)
+    assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [1001, 1200])
+def test_labels_fit_where_a_wide_screen_draws_the_well_narrowest(reused, live_server, urls, pasted, width, lang):
+    """Two columns from 1001 px: the drawing is 470 to 580 px wide there, narrower than at 1280,
+    and writes the phone's short labels (app.css, `@container well`)."""
+    reused.set_viewport_size({"width": width, "height": 800})
+    failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in urls + pasted], projector=False)
     assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
 
 
