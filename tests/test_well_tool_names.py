@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webapp.core.model import LANGUAGES
-from webapp.web.pages.play.well import LABEL_ROOM, SHORT_NAME, clipped, width
+from webapp.web.pages.play.well import SHORT_NAME, UNZOOMED_ROOM, clipped, width
 
 SESSION = Path(__file__).parent / "fixtures" / "sessions" / "claude-code" / "vibecodingtracker-claude-code-v1.0.95.jsonl"
 RESOLVE, DOCS = "mcp__context7__resolve-library-id", "mcp__context7__get-library-docs"
@@ -56,12 +56,12 @@ def drawn_labels(html: str) -> list[str]:
     return [html_unescape(re.sub(r"<[^>]+>", "", re.sub(r'<tspan class="short">[^<]*</tspan>', "", text))) for text in texts]
 
 
-# What a wide screen draws of the two tools' results at call 32: the French label's words leave
-# its name no more room than a phone's.
+# What a wide screen draws of the two tools' results at call 32 (no zoomed view): the French
+# label's words leave its name no more room than a phone's.
 DRAWN = {
-    "en": {"tool result: mcp__…-library-id", "tool result: mcp__…ibrary-docs"},
+    "en": {"tool result: mcp__c…ve-library-id", "tool result: mcp__c…-library-docs"},
     "fr": {"résultat d'outil\xa0: mcp_…library-id", "résultat d'outil\xa0: mcp_…brary-docs"},
-    "zh": {"工具结果：mcp__c…ve-library-id", "工具结果：mcp__c…-library-docs"},
+    "zh": {"工具结果：mcp__co…olve-library-id", "工具结果：mcp__co…et-library-docs"},
 }
 
 
@@ -71,7 +71,7 @@ def test_a_long_tool_name_is_clipped_in_the_drawing_and_whole_in_the_name_and_ta
     html = client.get(f"{path}?call=32&lang={lang}").get_data(as_text=True)
     drawn = {label.rsplit(" ", 1)[0] for label in drawn_labels(html) if "mcp" in label}
     assert drawn == DRAWN[lang]
-    assert all(width(label) <= LABEL_ROOM or lang == "fr" for label in drawn)
+    assert all(width(label) <= UNZOOMED_ROOM or lang == "fr" for label in drawn)
     assert re.search(rf"<title>[^<]*{RESOLVE}[^<]*</title>", html) and re.search(rf"<title>[^<]*{DOCS}[^<]*</title>", html)
     table = html[html.index('id="table-view"') :]
     assert re.search(rf">[^<]*{RESOLVE}</a>", table) and re.search(rf">[^<]*{DOCS}</a>", table)

@@ -39,9 +39,10 @@ def draw(
     tokens = whole_numbers()
     locale = str(get_locale())
     floor = _("floor: system prompt + tools")
+    room = LABEL_ROOM if well.zoom else UNZOOMED_ROOM
     for shape in well.shapes:
         shape.label = block_label(shape.block, names, _) if shape.block else floor
-        shape.drawn = drawn_label(shape.block, names, _) if shape.block else floor
+        shape.drawn = drawn_label(shape.block, names, _, room) if shape.block else floor
         shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
         shape.words = split_label(shape.drawn, shape.short)
         if shape.unlogged:  # measured from the recorded usage; said in full in the bill
@@ -167,8 +168,11 @@ def called_tools(block: Block, name: Callable[[str], str] = str) -> str:
 SHORT_NAME = 15
 # The characters a wide screen's label writes before its tokens (a CJK character counts two):
 # the floor's label, which fits the narrowest column of a wide screen (beside a zoomed view at
-# 1280 px) in every language. A label with longer tool names has them clipped to fit.
+# 1280 px) in every language; without a zoomed view the column is 30 px wider (3 characters
+# of room: 4 ran a Chinese label a pixel past the edge). A label with longer tool names has
+# them clipped to fit.
 LABEL_ROOM = 30
+UNZOOMED_ROOM = LABEL_ROOM + 3
 
 
 def clipped(name: str, limit: int = SHORT_NAME) -> str:
@@ -186,17 +190,17 @@ def width(text: str) -> int:
     return sum(2 if east_asian_width(char) in "WF" else 1 for char in text)
 
 
-def drawn_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
-    """The label a wide screen draws: the whole label when it takes at most LABEL_ROOM, else
+def drawn_label(block: Block, names: dict[str, str], _: Callable[[str], str], room: int = LABEL_ROOM) -> str:
+    """The label a wide screen draws: the whole label when it takes at most `room`, else
     its tool names clipped to share the room the rest of the label leaves, but never shorter
     than a phone's (so the phone's form is a part of it, written once: split_label). The
     accessible name, the table view and the selected block's detail keep the whole names."""
     label = block_label(block, names, _)
-    if width(label) <= LABEL_ROOM:
+    if width(label) <= room:
         return label
     tools = len({(call.get("function") or {}).get("name") for call in block.message.get("tool_calls") or []}) or 1
-    room = max(SHORT_NAME, (LABEL_ROOM - width(block_label(block, names, _, lambda tool: ""))) // tools)
-    return block_label(block, names, _, lambda tool: clipped(tool, room))
+    each = max(SHORT_NAME, (room - width(block_label(block, names, _, lambda tool: ""))) // tools)
+    return block_label(block, names, _, lambda tool: clipped(tool, each))
 
 
 def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
