@@ -112,8 +112,9 @@ def _shapes(
     floor_h = replay.floor_tokens * scale
     floor = Shape(
         id="floor", kind="floor", state="floor", tokens=replay.floor_tokens, in_keep=False,
-        y=bottom_y - floor_h, height=floor_h, selected=selected == "floor",
+        y=bottom_y - floor_h, height=floor_h, selected=selected == "floor", unlogged=replay.unlogged.tokens,
     )
+    floor.lines = 1 + floor.notes
     shapes = [floor]
     orphans = orphan_results(call.problems, blocks, len(replay.scenario.prefix))
     for index, block in enumerate(blocks):

@@ -74,24 +74,30 @@ class Shape:
     selected: bool = False
     was: float | None = None  # tokens before truncation or clearing
     orphan: bool = False  # a tool result whose call is no longer sent: the API rejects the request
-    label: str = ""
+    unlogged: int = 0  # the floor's tokens a pasted session's log does not hold (its system prompt and tools)
+    label: str = ""  # its whole name, as the table view and the accessible name say it
+    drawn: str = ""  # the label as a wide screen's column draws it: long tool names clipped (well.py)
     href: str = ""  # the link that selects it, written by the web layer
     classes: str = ""  # its classes in the drawing (look, and orphan, pinned, selected)
     written: str = ""  # its tokens as written on it, when it is tall enough ("" otherwise)
     tokens_short: str = ""  # its tokens in a phone's narrow columns (15K for 14,996); "" when no shorter
     short: str = ""  # the label without its kind (the colour says it), for a phone
-    words: tuple[str, str, str] | None = None  # the label as (long only, short, long only); None: short is no part of it
+    words: tuple[str, str, str] | None = None  # `drawn` as (long only, short, long only); None: short is no part of it
+    note: str = ""  # the floor's line for its unlogged part ("137,283 of it not in the log")
+    note_short: str = ""  # the same, with the phone's short figure
     name: str = ""  # accessible name: what, tokens, state
     zoom_y: float | None = None  # where the zoomed view draws it, when there is one
     zoom_height: float = 0.0
-    # The lines its label takes (well_labels.py): its name, then a line for each note of what
-    # the hammer did (its tokens before it was cut; its call gone), unless the column is crowded.
+    # The lines its label takes (well_labels.py): its name, then a line for each note (what the
+    # hammer did: its tokens before it was cut, its call gone; the floor's unlogged part), unless
+    # the column is crowded.
     lines: int = 1
 
     @property
     def notes(self) -> int:
-        """The notes of what the hammer did to it, each a line of its label when there is room."""
-        return self.cut + self.orphan
+        """The notes under its name, each a line of its label when there is room: what the hammer
+        did to it, or the floor's part the log does not hold."""
+        return self.cut + self.orphan + (self.unlogged > 0)
 
     @property
     def mid(self) -> float:

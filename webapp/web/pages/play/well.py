@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Callable
+from unicodedata import east_asian_width
 
 from babel.numbers import format_compact_decimal
 from flask_babel import get_locale, get_translations
@@ -38,13 +39,15 @@ def draw(
     tokens = whole_numbers()
     locale = str(get_locale())
     floor = _("floor: system prompt + tools")
-    if replay.unlogged.tokens:  # the part the log does not hold, measured from the recorded usage
-        # Said in full in the bill; here in a few words, as the column has room for.
-        floor = _("floor, %(tokens)s of it not in the log") % {"tokens": tokens(replay.unlogged.tokens)}
+    room = LABEL_ROOM if well.zoom else UNZOOMED_ROOM
     for shape in well.shapes:
         shape.label = block_label(shape.block, names, _) if shape.block else floor
+        shape.drawn = drawn_label(shape.block, names, _, room) if shape.block else floor
         shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
-        shape.words = split_label(shape.label, shape.short)
+        shape.words = split_label(shape.drawn, shape.short)
+        if shape.unlogged:  # measured from the recorded usage; said in full in the bill
+            shape.note = _("%(tokens)s of it not in the log") % {"tokens": tokens(shape.unlogged)}
+            shape.note_short = _("%(tokens)s not in the log") % {"tokens": short_figure(shape.unlogged, locale, tokens)}
         shape.name = accessible_name(shape, _, tokens)
         if shape.id in pinned:
             shape.name += ", " + _("pinned")
@@ -126,27 +129,32 @@ def zoom_mark_label(mark: Mark, factor: str, shares: dict[str, str], _: Callable
     return _("window: %(tokens)s") % {"tokens": tokens(mark.tokens)}
 
 
-def block_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
+def block_label(block: Block, names: dict[str, str], _: Callable[[str], str], tools: Callable[[str], str] = str) -> str:
     """What a block is, in words (through the catalog's `_`): its role, and the tool it calls
-    or answers."""
+    or answers, as `tools` writes a tool's name."""
     if block.state == "summary":
         return _("summary of %(count)d messages") % {"count": len(block.replaces)}
     if block.state == "notice":
         return _("overflow notice")
     if block.role not in {"user", "assistant", "tool", "function"} and block.layer in LAYER_WORDS:
         return _(LAYER_WORDS[block.layer]) if block.layer != "history" else block.role
-    if block.role == "tool":
-        return _("tool result: %(name)s") % {"name": names.get(block.message.get("tool_call_id", ""), "?")}
-    if block.role == "function":
-        return _("tool result: %(name)s") % {"name": block.message.get("name", "?")}
+    if block.role in {"tool", "function"}:  # a legacy function result names its function itself
+        return _("tool result: %(name)s") % {"name": tools(answered_tool(block, names))}
     if block.role == "assistant":
-        called = called_tools(block)
+        called = called_tools(block, tools)
         if called:
             return _("assistant → %(tools)s") % {"tools": called}
         return _("assistant")
     if block.role == "user":
         return _("user")
     return block.role or _("message")
+
+
+def answered_tool(block: Block, names: dict[str, str]) -> str:
+    """The name of the tool a tool (or function) result answers, "?" when the chat does not say."""
+    if block.role == "function":
+        return block.message.get("name", "?")
+    return names.get(block.message.get("tool_call_id", ""), "?")
 
 
 def called_tools(block: Block, name: Callable[[str], str] = str) -> str:
@@ -156,14 +164,43 @@ def called_tools(block: Block, name: Callable[[str], str] = str) -> str:
     return ", ".join(name(tool) if count == 1 else f"{name(tool)} ×{count}" for tool, count in names.items())
 
 
-# The longest tool name a phone's label column writes whole, with its tokens beside it; the
-# block's accessible name and the wider screens' label keep the whole name.
+# The longest tool name a phone's label column writes whole, with its tokens beside it.
 SHORT_NAME = 15
+# The characters a wide screen's label writes before its tokens (a CJK character counts two):
+# the floor's label, which fits the narrowest column of a wide screen (beside a zoomed view at
+# 1280 px) in every language; without a zoomed view the column is 30 px wider (3 characters
+# of room: 4 ran a Chinese label a pixel past the edge). A label with longer tool names has
+# them clipped to fit.
+LABEL_ROOM = 30
+UNZOOMED_ROOM = LABEL_ROOM + 3
 
 
-def clipped(name: str) -> str:
-    """A tool's name for a phone's label: whole up to SHORT_NAME characters, else cut with "…"."""
-    return name if len(name) <= SHORT_NAME else name[: SHORT_NAME - 1] + "…"
+def clipped(name: str, limit: int = SHORT_NAME) -> str:
+    """A tool's name in at most `limit` characters: whole when it fits, else its start and its
+    end around "…", the end the longer part, as tools that share a prefix (mcp__context7__…)
+    differ at their end (mcp_…library-id, mcp_…brary-docs in 15)."""
+    if len(name) <= limit:
+        return name
+    head = (limit - 1) // 3
+    return name[:head] + "…" + name[len(name) - (limit - 1 - head) :]
+
+
+def width(text: str) -> int:
+    """How many characters' room a text takes: two for a wide (CJK) character, one for others."""
+    return sum(2 if east_asian_width(char) in "WF" else 1 for char in text)
+
+
+def drawn_label(block: Block, names: dict[str, str], _: Callable[[str], str], room: int = LABEL_ROOM) -> str:
+    """The label a wide screen draws: the whole label when it takes at most `room`, else
+    its tool names clipped to share the room the rest of the label leaves, but never shorter
+    than a phone's (so the phone's form is a part of it, written once: split_label). The
+    accessible name, the table view and the selected block's detail keep the whole names."""
+    label = block_label(block, names, _)
+    if width(label) <= room:
+        return label
+    tools = len({(call.get("function") or {}).get("name") for call in block.message.get("tool_calls") or []}) or 1
+    each = max(SHORT_NAME, (room - width(block_label(block, names, _, lambda tool: ""))) // tools)
+    return block_label(block, names, _, lambda tool: clipped(tool, each))
 
 
 def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
@@ -172,8 +209,8 @@ def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
     for retrieved pages or memory."""
     if block.state == "summary":
         return _("summary")
-    if block.role == "tool":
-        return clipped(names.get(block.message.get("tool_call_id", ""), "?"))
+    if block.role in {"tool", "function"}:
+        return clipped(answered_tool(block, names))
     if block_kind(block) in ("memory", "retrieval"):  # a context message: the manual's name (ltm, rag)
         return MANUAL_KEYS[block_kind(block)]
     if block.role == "assistant":
@@ -190,7 +227,8 @@ STATE_WORDS = {"original": N_("kept as sent"), "summary": N_("a summary"), "noti
 def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
     """What a screen reader says of a block: what it is, its tokens, its state, KEEP."""
     if shape.kind == "floor":
-        return _("%(label)s, %(tokens)s tokens, never compacted") % {"label": shape.label, "tokens": tokens(shape.tokens)}
+        name = _("%(label)s, %(tokens)s tokens, never compacted") % {"label": shape.label, "tokens": tokens(shape.tokens)}
+        return f"{name}, {shape.note}" if shape.note else name
     where = _("in KEEP") if shape.in_keep else _("outside KEEP")
     if shape.state == "truncated":
         state = _("truncated to a note (was %(was)s tokens)") % {"was": tokens(shape.was or 0)}
