@@ -187,6 +187,8 @@ def find_references(scenario: Scenario) -> References:
     assistant messages' words, the rules that ignore them, and every message that holds them."""
     script = scenario.script
     texts = [searchable(item.message) for item in script]
+    chat = _ChatIndex(scenario, texts)
+    grams = chat.assistant_grams
     first: dict[str, tuple[str, int]] = {}  # value -> (kind, the message it first appears in)
     read: set[str] = set()
     stretches: dict[str, list[tuple[str, str]]] = {}
@@ -195,8 +197,9 @@ def find_references(scenario: Scenario) -> References:
         if text not in read:
             read.add(text)
             for value, kind in values_in(text, stretches):
-                first.setdefault(value, (kind, index))
-    chat = _ChatIndex(scenario, texts)
+                # No assistant message has its first or last three characters: never used again.
+                if len(value) < 3 or value[:3] in grams and value[-3:] in grams:
+                    first.setdefault(value, (kind, index))
     ignored = {fact.text for fact in scenario.facts}  # an authored critical fact is checked as that
     found = (chat.follow(value, kind, source) for value, (kind, source) in first.items() if value not in ignored)
     return References(tuple(reference for reference in found if reference), frozenset(item.id for item in script))
@@ -245,13 +248,9 @@ class _ChatIndex:
 
     def follow(self, value: str, kind: str, source: int) -> Reference | None:
         """The reference `value` is, first brought in by message `source`, if it is one: an
-        assistant message writes it again later, and no rule ignores it. The cheapest tests
-        first: its first and last three characters in an assistant message, its words."""
+        assistant message writes it again later, and no rule ignores it."""
         if self.script[source].role == "assistant":
             return None  # what the assistant said first
-        grams = self.assistant_grams
-        if len(value) >= 3 and (value[:3] not in grams or value[-3:] not in grams):
-            return None
         parts = frozenset(WORD.findall(value))
         if not parts:
             return None  # no word to match it by
