@@ -1,8 +1,9 @@
 """The references finder as it was before it was made fast (webapp/core/analysis/references.py
-at 6128213), kept unchanged as the reference the fast one must equal: the same references
-(values, kinds, sources, uses, holders, in order) and the same fates on every chat
+at 6128213), kept as the reference the fast one must equal: the same references (values, kinds,
+sources, uses, holders, in order) and the same fates on every chat
 (tests/test_references_fast.py). Its own cost was one pass over every value of the script
-and one walk of every call of every replay."""
+and one walk of every call of every replay. Its rules of what a value is follow the app's
+(VALUE and CODE are imported); its own scans of quotes and stretches are the plain ones."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import re
 
 from webapp.core.model import Fact, Scenario
 from webapp.core.engine.calls import Call
+from webapp.core.analysis.references import CODE, VALUE
 from webapp.core.engine.history import Block, searchable
 
 # Quoted names: the text between a pair of quotes of one line ("…", '…', `…`, “…”, «…», 「…」);
@@ -27,25 +29,7 @@ QUOTED = re.compile(
 # them. Each is one plain run, so a megabyte without a space is read in linear time.
 CANDIDATE = re.compile(r'''[^\s"'`“”«»「」]+''')
 MARK = re.compile(r"[\d/_.]")
-FILE_TYPES = (
-    "py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|json|jsonl|toml|yaml|yml|ini|cfg|conf|env|lock|md|rst|txt|csv|tsv|"
-    "html|htm|css|scss|xml|svg|png|jpg|jpeg|gif|pdf|zip|gz|tar|log|sql|db|sqlite|sh|bash|ps1|bat|"
-    "c|h|cc|cpp|hpp|rs|go|java|kt|swift|rb|php|cs|lua|r|dart|scala|ex|exs|vue|svelte|tf|proto|wasm|so|dll|exe"
-)
-# One alternation, tried left to right at each position: the longest shapes first, so a URL is
-# not also read as a path, nor a path as a file name.
-VALUE = re.compile(
-    r"""
-    (?P<url>https?://[^\s<>"'`)\]}]+)
-    | (?P<path>(?<![\w/.])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|(?<![\w/.])[\w.@+-]+(?:/[\w.@+-]+)+\.[A-Za-z]\w{0,7}(?![\w/]))
-    | (?P<version>(?<![\w.])v\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w])|(?<![\w.])\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.]))
-    | (?P<code>(?<![\w-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w-]))
-    | (?P<id>(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]+[A-Za-z0-9](?![\w-]))
-    | (?P<file>(?<![\w./-])[\w-]+(?:\.[\w-]+)*\.(?:""" + FILE_TYPES + r""")(?![\w.]))
-    | (?P<number>(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.,])\d+\.\d+(?![\w.]))
-    """,
-    re.VERBOSE,
-)
+# What a value is (its shapes, VALUE) and what quoted code is (CODE) are the app's rules.
 # A number with a unit or an ordinal ("200ms", "3rd", "16px") is a measure, not a value.
 JSON_KEY = re.compile(r"\s*:")
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -114,7 +98,7 @@ def values_in(text: str) -> Iterator[tuple[str, str]]:
         inner = next(group for group in match.groups() if group).strip()
         if " " not in inner and JSON_KEY.match(text, match.end()):
             continue
-        if not _plain_words(inner) and not (NUMBER.fullmatch(inner) and _small(inner)):
+        if not _plain_words(inner) and not (NUMBER.fullmatch(inner) and _small(inner)) and not CODE.search(inner):
             yield inner, "quoted"
     for stretch in CANDIDATE.finditer(text):
         if not MARK.search(stretch.group()):

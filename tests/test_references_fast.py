@@ -32,7 +32,8 @@ PIECES = st.sampled_from(
         "4471", "12", "200ms", "1,481.22", "10.00", "3.335", "v2.3.1", "1.24.6", "go1.22.1", "src/shop/cart.py",
         "/var/log/app.log", "~/notes", "https://shop.example.com/orders/4471?x=1", "ERR_CART_LOCKED", "INV-2024-0031",
         "3f2a9c1", "README.md", "pyproject.toml", "Marie Dupont", "status", "shipped", "rim tyre", "车轮", "订单",
-        "naïve", "é", "🚲", "x", "A1", "http", "3rd",
+        "naïve", "é", "🚲", "x", "A1", "http", "3rd", "node-18.17.0", "python3.12", "file1.2.txt", "Field(strict=True)", "=",
+        "$(", "->", "[", "{", ";",
     ]
 )
 TEXTS = st.lists(PIECES, min_size=0, max_size=40).map("".join)

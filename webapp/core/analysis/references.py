@@ -39,14 +39,16 @@ FILE_TYPES = (
     "c|h|cc|cpp|hpp|rs|go|java|kt|swift|rb|php|cs|lua|r|dart|scala|ex|exs|vue|svelte|tf|proto|wasm|so|dll|exe"
 )
 # One alternation, tried left to right at each position: the longest shapes first, so a URL is
-# not also read as a path, nor a path as a file name.
+# not also read as a path, nor a path as a file name. A version may have a name glued in front
+# (v2.3, go1.22.1, python3.12), and an id never ends where a dotted number goes on ("go1" is
+# not taken out of go1.22.1, nor "node-18" out of node-18.17.0).
 VALUE = re.compile(
     r"""
     (?P<url>https?://[^\s<>"'`)\]}]+)
     | (?P<path>(?<![\w/.])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|(?<![\w/.])[\w.@+-]+(?:/[\w.@+-]+)+\.[A-Za-z]\w{0,7}(?![\w/]))
-    | (?P<version>(?<![\w.])v\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w])|(?<![\w.])\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.]))
+    | (?P<version>(?<![\w.])[A-Za-z]+\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w]|\.[A-Za-z])|(?<![\w.])\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.]))
     | (?P<code>(?<![\w-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w-]))
-    | (?P<id>(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]+[A-Za-z0-9](?![\w-]))
+    | (?P<id>(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]+[A-Za-z0-9](?![\w-]|\.\d))
     | (?P<file>(?<![\w./-])[\w-]+(?:\.[\w-]+)*\.(?:""" + FILE_TYPES + r""")(?![\w.]))
     | (?P<number>(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.,])\d+\.\d+(?![\w.]))
     """,
@@ -54,6 +56,9 @@ VALUE = re.compile(
 )
 # A number with a unit or an ordinal ("200ms", "3rd", "16px") is a measure, not a value.
 JSON_KEY = re.compile(r"\s*:")
+# Quoted code rather than a name: an assignment or comparison, a statement's end, braces, an
+# escape, a call or an index glued to a name, a shell substitution, an arrow.
+CODE = re.compile(r"[=;{}\\]|\w[(\[]|\$[({]|->")
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 MEASURE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
 WORD = re.compile(r"\w+")
@@ -121,7 +126,7 @@ def values_in(text: str, stretches: dict[str, list[tuple[str, str]]] | None = No
         inner = match.group(match.lastindex).strip()
         if " " not in inner and JSON_KEY.match(text, match.end()):
             continue
-        if not _plain_words(inner) and not (NUMBER.fullmatch(inner) and _small(inner)):
+        if not _plain_words(inner) and not (NUMBER.fullmatch(inner) and _small(inner)) and not CODE.search(inner):
             yield inner, "quoted"
     stretches = {} if stretches is None else stretches
     for stretch in MARKED.findall(text):
