@@ -239,6 +239,7 @@ class _ChatIndex:
         self.more_common: dict[str, bool] = {}
 
     def words_of(self, index: int) -> set[str]:
+        """The words of message `index`, read once per distinct text."""
         text = self.texts[index]
         found = self.words.get(text)
         if found is None:
@@ -260,9 +261,7 @@ class _ChatIndex:
         if not parts:
             return None  # no word to match it by
         postings = min((self.by_word.get(part, ()) for part in parts), key=len)
-        texts = self.texts
-        later = [index for index in postings[bisect_right(postings, source) :] if value in texts[index]]
-        uses = tuple(self.calls[index] for index in later if self.holds(index, value, parts))
+        uses = tuple(self.calls[index] for index in postings[bisect_right(postings, source) :] if self.holds(index, value, parts))
         if not uses or value not in parts and all(self._common(part) for part in parts):
             return None  # not used again, or common words strung together
         if _in_floor(value, self.floor, self.floor_words):
