@@ -52,6 +52,40 @@ def test_each_kind_of_value_is_found_and_small_or_common_things_are_not():
         assert ignored not in found
 
 
+def test_a_version_with_a_name_glued_in_front_is_one_version_and_no_id_is_cut_from_a_dotted_number():
+    found = list(values_in("Go go1.22.1, node-18.17.0, python3.12 and HTTP1.1; see file1.2.txt and build v22."))
+    assert ("go1.22.1", "version") in found and ("python3.12", "version") in found and ("HTTP1.1", "version") in found
+    assert ("18.17.0", "version") in found  # the number of node-18.17.0, not an id "node-18"
+    assert ("file1.2.txt", "file") in found
+    assert ("v22", "id") in found  # no dotted number goes on: still an id
+    values = {value for value, _ in found}
+    assert not values & {"go1", "node-18", "python3", "HTTP1", "file1"}
+
+
+def test_quoted_code_is_not_a_quoted_name():
+    code = [
+        "`Field(strict=True)`", "`model_dump()`", '"frozen=True"', '"if (a) { b; }"', "`^\\d*$`", '"$(pwd)/bin"',
+        '"list[int]"', '"a -> b"', "`x >= 3.12`",
+    ]
+    names = ['"Acme (France)"', '"$12.50 each"', '"git log --oneline -20"', "`parse_args`", '"Marie Dupont"', "'*.jsonl'"]
+    found = {value for value, kind in values_in(" and ".join(code + names)) if kind == "quoted"}
+    assert found == {"Acme (France)", "$12.50 each", "git log --oneline -20", "parse_args", "Marie Dupont", "*.jsonl"}
+
+
+def test_a_real_go_session_uses_the_go_version_again_not_a_piece_of_it():
+    scenario = load_file(SESSIONS / "codex" / "vibecodingtracker-codex-rollout.jsonl")
+    values = {reference.value: reference.kind for reference in find_references(scenario).items}
+    assert "go1" not in values
+    assert values["1.24.0"] == "version"
+
+
+def test_a_real_session_quoting_code_keeps_the_names_and_drops_the_code():
+    scenario = load_file(SESSIONS / "claude-code" / "vibecodingtracker-claude-code-v1.0.95.jsonl")
+    quoted = {reference.value for reference in find_references(scenario).items if reference.kind == "quoted"}
+    assert {"default_factory", "field_validator", "model_dump"} <= quoted  # names the agent wrote again
+    assert not quoted & {"Field(exclude=True)", "frozen=True", "model_dump()", "Field()", "strict=True"}
+
+
 def test_a_use_is_the_whole_value_not_part_of_a_longer_one():
     assert occurs("4471", "order #4471, please")
     assert not occurs("4471", "order 44712") and not occurs("4471", "A4471")

@@ -12,7 +12,7 @@ blocks the call sent (verbatim, in a truncation preview, in a summary, or gone).
 from __future__ import annotations
 
 import json
-from collections import Counter
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
@@ -24,29 +24,31 @@ from ..engine.history import Block, searchable
 from ..time_budget import spend
 
 # Quoted names: the text between a pair of quotes of one line ("…", '…', `…`, “…”, «…», 「…」);
-# a JSON key (a quoted word followed by a colon) is not one.
+# a JSON key (a quoted word followed by a colon) is not one. Each branch opens with its quote
+# (the "not after a word" test comes after it), so the scan skips to the next quote at once.
 QUOTED = re.compile(
-    r'''(?<![\w])"([^"\n]{3,80})"|(?<![\w])'([^'\n]{3,80})'(?![\w])|`([^`\n]{3,80})`|“([^”\n]{3,80})”|«\s?([^»\n]{3,80}?)\s?»|「([^」\n]{2,80})」'''
+    r'''"(?<!\w")([^"\n]{3,80})"|'(?<!\w')([^'\n]{3,80})'(?!\w)|`([^`\n]{3,80})`|“([^”\n]{3,80})”|«\s?([^»\n]{3,80}?)\s?»|「([^」\n]{2,80})」'''
 )
-# The stretches between spaces and quotes; only those that hold a digit, a slash, a dot or an
-# underscore (MARK) can hold a value of the other kinds, so the costly pattern below reads only
-# them. Each is one plain run, so a megabyte without a space is read in linear time.
-CANDIDATE = re.compile(r'''[^\s"'`“”«»「」]+''')
-MARK = re.compile(r"[\d/_.]")
+# The stretches between spaces and quotes that hold a digit, a slash, a dot or an underscore:
+# only those can hold a value of the other kinds, so the costly pattern below reads only them.
+# Each is one plain run (possessive), so a megabyte without a space is read in linear time.
+MARKED = re.compile(r'''(?<![^\s"'`“”«»「」])[^\s"'`“”«»「」\d/_.]*+[\d/_.][^\s"'`“”«»「」]*+''')
 FILE_TYPES = (
     "py|pyi|ipynb|js|mjs|cjs|ts|tsx|jsx|json|jsonl|toml|yaml|yml|ini|cfg|conf|env|lock|md|rst|txt|csv|tsv|"
     "html|htm|css|scss|xml|svg|png|jpg|jpeg|gif|pdf|zip|gz|tar|log|sql|db|sqlite|sh|bash|ps1|bat|"
     "c|h|cc|cpp|hpp|rs|go|java|kt|swift|rb|php|cs|lua|r|dart|scala|ex|exs|vue|svelte|tf|proto|wasm|so|dll|exe"
 )
 # One alternation, tried left to right at each position: the longest shapes first, so a URL is
-# not also read as a path, nor a path as a file name.
+# not also read as a path, nor a path as a file name. A version may have a name glued in front
+# (v2.3, go1.22.1, python3.12), and an id never ends where a dotted number goes on ("go1" is
+# not taken out of go1.22.1, nor "node-18" out of node-18.17.0).
 VALUE = re.compile(
     r"""
     (?P<url>https?://[^\s<>"'`)\]}]+)
     | (?P<path>(?<![\w/.])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|(?<![\w/.])[\w.@+-]+(?:/[\w.@+-]+)+\.[A-Za-z]\w{0,7}(?![\w/]))
-    | (?P<version>(?<![\w.])v\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w])|(?<![\w.])\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.]))
+    | (?P<version>(?<![\w.])[A-Za-z]+\d+(?:\.\d+)+(?:[-+][\w.]+)?(?![\w]|\.[A-Za-z])|(?<![\w.])\d+\.\d+\.\d+(?:[-+][\w.]+)?(?![\w.]))
     | (?P<code>(?<![\w-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w-]))
-    | (?P<id>(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]+[A-Za-z0-9](?![\w-]))
+    | (?P<id>(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]+[A-Za-z0-9](?![\w-]|\.\d))
     | (?P<file>(?<![\w./-])[\w-]+(?:\.[\w-]+)*\.(?:""" + FILE_TYPES + r""")(?![\w.]))
     | (?P<number>(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])\d{3,}(?:\.\d+)?(?![\w.])|(?<![\w.,])\d+\.\d+(?![\w.]))
     """,
@@ -54,6 +56,9 @@ VALUE = re.compile(
 )
 # A number with a unit or an ordinal ("200ms", "3rd", "16px") is a measure, not a value.
 JSON_KEY = re.compile(r"\s*:")
+# Quoted code rather than a name: an assignment or comparison, a statement's end, braces, an
+# escape, a call or an index glued to a name, a shell substitution, an arrow.
+CODE = re.compile(r"[=;{}\\]|\w[(\[]|\$[({]|->")
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 MEASURE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
 WORD = re.compile(r"\w+")
@@ -113,26 +118,33 @@ class ReferenceFate:
         return self.lost_from is not None
 
 
-def values_in(text: str) -> Iterator[tuple[str, str]]:
+def values_in(text: str, stretches: dict[str, list[tuple[str, str]]] | None = None) -> Iterator[tuple[str, str]]:
     """(value, kind) of every value in `text`: its quoted names, then the other values in
-    order (docs/references.md says which)."""
+    order (docs/references.md says which). `stretches` keeps what each stretch held, for the
+    next text of the same chat (a chat's tool results repeat many of them)."""
     for match in QUOTED.finditer(text):
-        inner = next(group for group in match.groups() if group).strip()
+        inner = match.group(match.lastindex).strip()
         if " " not in inner and JSON_KEY.match(text, match.end()):
             continue
-        if not _plain_words(inner) and not (NUMBER.fullmatch(inner) and _small(inner)):
+        if not _plain_words(inner) and not (NUMBER.fullmatch(inner) and _small(inner)) and not CODE.search(inner):
             yield inner, "quoted"
-    for stretch in CANDIDATE.finditer(text):
-        if not MARK.search(stretch.group()):
+    stretches = {} if stretches is None else stretches
+    for stretch in MARKED.findall(text):
+        found = stretches.get(stretch)
+        if found is None:
+            found = stretches[stretch] = list(_stretch_values(stretch))
+        yield from found
+
+
+def _stretch_values(stretch: str) -> Iterator[tuple[str, str]]:
+    for match in VALUE.finditer(stretch):
+        kind = match.lastgroup
+        value = match.group(kind)
+        if kind in ("url", "path"):
+            value = value.rstrip(TRAILING)
+        elif kind == "id" and MEASURE.fullmatch(value) or kind == "number" and _small(value):
             continue
-        for match in VALUE.finditer(stretch.group()):
-            kind = match.lastgroup
-            value = match.group(kind)
-            if kind in ("url", "path"):
-                value = value.rstrip(TRAILING)
-            elif kind == "id" and MEASURE.fullmatch(value) or kind == "number" and _small(value):
-                continue
-            yield value, kind
+        yield value, kind
 
 
 def _small(number: str) -> bool:
@@ -172,59 +184,102 @@ def _key(value: str) -> str:
 
 
 def find_references(scenario: Scenario) -> References:
-    """Every reference of the scenario, in the order their sources entered. Long because it is
-    one pass over the script that keeps five tables in step (values by key word, their words,
-    where each occurs, its uses, and what is ignored)."""
-    floor = "\n".join([*(searchable(message) for message in scenario.prefix), json.dumps(scenario.tools, ensure_ascii=False)])
-    floor_words = set(WORD.findall(floor))
-    texts = [searchable(item.message) for item in scenario.script]
-    word_sets = [set(WORD.findall(text)) for text in texts]
-    # A value is looked for through its rarest word, in the messages that have it; a value
-    # longer than one word whose words are all common (each in more than COMMON_SHARE of the
-    # messages) is made of common words, not a name.
-    frequency = Counter(word for words in word_sets for word in words)
-    common = max(COMMON_FLOOR, COMMON_SHARE * len(texts))
-    by_key: dict[str, list[str]] = {}  # key word -> values registered under it
-    found: dict[str, tuple[str, str, int]] = {}  # value -> (kind, source id, source call)
-    holders: dict[str, set[str]] = {}
-    value_words: dict[str, frozenset[str]] = {}
-    uses: dict[str, list[int]] = {}
-    # In the floor, written by the assistant before any message brought it, or an authored
-    # critical fact (checked as that).
-    ignored: set[str] = {fact.text for fact in scenario.facts}
-    call = 1
-    for item, text, words in zip(scenario.script, texts, word_sets):
+    """Every reference of the scenario, in the order their sources entered.
+
+    Each value's fate depends on its own first appearance alone, so the script is read once for
+    where each value first appears (a message repeated word for word brings nothing new), then
+    only the values an assistant message writes again are followed: their uses through the
+    assistant messages' words, the rules that ignore them, and every message that holds them."""
+    script = scenario.script
+    texts = [searchable(item.message) for item in script]
+    chat = _ChatIndex(scenario, texts)
+    grams = chat.assistant_grams
+    first: dict[str, tuple[str, int]] = {}  # value -> (kind, the message it first appears in)
+    read: set[str] = set()
+    stretches: dict[str, list[tuple[str, str]]] = {}
+    for index, text in enumerate(texts):
         spend()
-        assistant = item.role == "assistant"
-        for word in words & by_key.keys():
-            for value in by_key[word]:
-                # A value of one word is its key, found in the words; a longer one needs all
-                # its words there before its text is searched.
-                if value == word or value_words[value] <= words and occurs(value, text):
-                    holders[value].add(item.id)
-                    if assistant and (not uses[value] or uses[value][-1] != call):
-                        uses[value].append(call)
-        for value, kind in values_in(text):
-            if value in found or value in ignored:
-                continue
-            parts = frozenset(WORD.findall(value)) or frozenset([value])
-            key = min(parts, key=lambda part: (frequency[part], -len(part), part))
-            if assistant or _in_floor(value, floor, floor_words) or value != key and frequency[key] > common:
-                ignored.add(value)
-                continue
-            found[value] = (kind, item.id, call)
-            holders[value] = {item.id}
-            uses[value] = []
-            value_words[value] = parts
-            by_key.setdefault(key, []).append(value)
-        if assistant:
-            call += 1
-    items = tuple(
-        Reference(value, kind, source, source_call, tuple(uses[value]), frozenset(holders[value]))
-        for value, (kind, source, source_call) in found.items()
-        if uses[value]
-    )
-    return References(items, frozenset(item.id for item in scenario.script))
+        if text not in read:
+            read.add(text)
+            for value, kind in values_in(text, stretches):
+                # No assistant message has its first or last three characters: never used again.
+                if len(value) < 3 or value[:3] in grams and value[-3:] in grams:
+                    first.setdefault(value, (kind, index))
+    ignored = {fact.text for fact in scenario.facts}  # an authored critical fact is checked as that
+    found = (chat.follow(value, kind, source) for value, (kind, source) in first.items() if value not in ignored)
+    return References(tuple(reference for reference in found if reference), frozenset(item.id for item in script))
+
+
+class _ChatIndex:
+    """What `find_references` asks of the script once it knows a value: each message's words
+    (read the first time they are needed), the assistant messages by word, the calls."""
+
+    def __init__(self, scenario: Scenario, texts: list[str]):
+        self.script = scenario.script
+        self.texts = texts
+        self.words: dict[str, set[str]] = {}
+        self.calls: list[int] = []  # the call each message is read at: each assistant message ends one
+        call = 1
+        for item in scenario.script:
+            self.calls.append(call)
+            call += item.role == "assistant"
+        self.by_word: dict[str, list[int]] = {}  # word -> the assistant messages that have it, in order
+        # Every three characters an assistant message has: a value it writes again has its first
+        # three and its last three among them, which most values of a tool's output have not.
+        self.assistant_grams: set[str] = set()
+        for index, item in enumerate(scenario.script):
+            if item.role == "assistant":
+                for word in self.words_of(index):
+                    self.by_word.setdefault(word, []).append(index)
+                text = texts[index]
+                self.assistant_grams.update(text[start : start + 3] for start in range(len(text) - 2))
+        self.floor = "\n".join([*(searchable(message) for message in scenario.prefix), json.dumps(scenario.tools, ensure_ascii=False)])
+        self.floor_words = set(WORD.findall(self.floor))
+        self.common = max(COMMON_FLOOR, COMMON_SHARE * len(texts))
+        self.more_common: dict[str, bool] = {}
+
+    def words_of(self, index: int) -> set[str]:
+        """The words of message `index`, read once per distinct text."""
+        text = self.texts[index]
+        found = self.words.get(text)
+        if found is None:
+            found = self.words[text] = set(WORD.findall(text))
+        return found
+
+    def holds(self, index: int, value: str, parts: frozenset[str]) -> bool:
+        """Message `index` has `value` as written: a value of one word among its words, a
+        longer one with all its words there and its text written whole."""
+        text = self.texts[index]
+        return value in text and parts <= self.words_of(index) and (value in parts or occurs(value, text))
+
+    def follow(self, value: str, kind: str, source: int) -> Reference | None:
+        """The reference `value` is, first brought in by message `source`, if it is one: an
+        assistant message writes it again later, and no rule ignores it."""
+        if self.script[source].role == "assistant":
+            return None  # what the assistant said first
+        parts = frozenset(WORD.findall(value))
+        if not parts:
+            return None  # no word to match it by
+        postings = min((self.by_word.get(part, ()) for part in parts), key=len)
+        uses = tuple(self.calls[index] for index in postings[bisect_right(postings, source) :] if self.holds(index, value, parts))
+        if not uses or value not in parts and all(self._common(part) for part in parts):
+            return None  # not used again, or common words strung together
+        if _in_floor(value, self.floor, self.floor_words):
+            return None
+        holders = [self.script[index].id for index in range(source + 1, len(self.texts)) if self.holds(index, value, parts)]
+        return Reference(value, kind, self.script[source].id, self.calls[source], uses, frozenset([self.script[source].id, *holders]))
+
+    def _common(self, word: str) -> bool:
+        """In more than `common` messages: counted until it is."""
+        found = self.more_common.get(word)
+        if found is None:
+            count = 0
+            for index in range(len(self.texts)):
+                count += word in self.words_of(index)
+                if count > self.common:
+                    break
+            found = self.more_common[word] = count > self.common
+        return found
 
 
 def _in_floor(value: str, floor: str, floor_words: set[str]) -> bool:
@@ -252,37 +307,34 @@ def held_at(reference: Reference, original: set[str], rewritten: list[Block]) ->
     return "summary" if "summary" in kept else "preview"
 
 
-def requests(calls: list[Call], script_ids: frozenset[str]) -> Iterator[tuple[Call, set[str], list[Block]]]:
-    """Each call with its request split as `held_at` reads it. A request is usually the one
-    before and a few new messages: only a compaction makes it walk the whole request again."""
-    original: set[str] = set()
-    rewritten: list[Block] = []
+def reference_fates(references: References, calls: list[Call]) -> list[ReferenceFate]:
+    """Each reference under one replay: what each call that used it held of it. Only the calls
+    that used a value are read, each from the one read before it when its request starts with
+    that one's (the usual case: only a compaction makes a request be read whole again)."""
+    used_at: dict[int, list[Reference]] = {}
+    for reference in references.items:
+        for use in reference.uses:
+            used_at.setdefault(use, []).append(reference)
+    held: dict[tuple[str, int], Held] = {}
+    original: set[str] = set()  # the ids of the request's unchanged script messages
+    rewritten: list[Block] = []  # its summaries, truncated and cleared messages, notices
     previous: tuple[Block, ...] = ()
     for call in calls:
+        if call.number not in used_at:
+            continue
+        spend()
         blocks = call.blocks
         if blocks[: len(previous)] == previous:
             new = blocks[len(previous) :]
         else:
             original, rewritten, new = set(), [], blocks
         for block in new:
-            if block.state == "original" and block.id in script_ids:
+            if block.state == "original" and block.id in references.script_ids:
                 original.add(block.id)
             else:
                 rewritten.append(block)
         previous = blocks
-        yield call, original, rewritten
-
-
-def reference_fates(references: References, calls: list[Call]) -> list[ReferenceFate]:
-    """Each reference under one replay: what each call that used it held of it."""
-    used_at: dict[int, list[Reference]] = {}
-    for reference in references.items:
-        for use in reference.uses:
-            used_at.setdefault(use, []).append(reference)
-    held: dict[tuple[str, int], Held] = {}
-    for call, original, rewritten in requests(calls, references.script_ids):
-        spend()
-        for reference in used_at.get(call.number, ()):
+        for reference in used_at[call.number]:
             held[reference.value, call.number] = held_at(reference, original, rewritten)
     return [
         ReferenceFate(reference, tuple(held[reference.value, use] for use in reference.uses if (reference.value, use) in held))
