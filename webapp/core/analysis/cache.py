@@ -88,7 +88,7 @@ CACHE_MODELS: dict[str, CacheModel] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheHit:
     """The cache's effect on one request: tokens read from it, and tokens written to it that
     are billed at the write price (zero when writing is free)."""
@@ -137,16 +137,18 @@ def request_prefixes(
     for index, request in enumerate(requests):
         blocks = tuple(request)
         if index < len(appended) and appended[index]:
-            shared = len(previous)
+            shared, kept = len(previous), units
+            for block in blocks[shared:]:  # a few: quicker than sum(map(...)) for so few
+                units += block.units
         else:
             shared = guess = common_prefix(previous, blocks, guess)
-        if shared == len(previous):
-            kept = units
-        elif shared <= len(previous) - shared:
-            kept = floor_units + sum(map(_UNITS, blocks[:shared]))
-        else:
-            kept = units - sum(map(_UNITS, previous[shared:]))  # the same blocks, so the same units
-        units = kept + sum(map(_UNITS, blocks[shared:]))
+            if shared == len(previous):
+                kept = units
+            elif shared <= len(previous) - shared:
+                kept = floor_units + sum(map(_UNITS, blocks[:shared]))
+            else:
+                kept = units - sum(map(_UNITS, previous[shared:]))  # the same blocks, so the same units
+            units = kept + sum(map(_UNITS, blocks[shared:]))
         prefixes.shared.append(shared)
         prefixes.shared_units.append(kept)
         prefixes.units.append(units)
@@ -178,8 +180,10 @@ def cache_hits(
     requests = [tuple(request) for request in requests]
     prefixes = prefixes if prefixes is not None else request_prefixes(requests, floor_units)
     trie = PrefixTrie(keys or MessageKeys())
-    written: set[int] = set()  # trie nodes where an earlier request put a breakpoint
-    floor_cached = _prefix_tokens(counter, floor_units) >= model.minimum
+    block_tokens, minimum, step = counter.block_tokens, model.minimum, model.step
+    # Trie nodes where an earlier request put a breakpoint: the floor's, from the first
+    # request on (no hit is read before the second), if it is long enough to be cached.
+    written = {0} if _prefix_tokens(counter, floor_units) >= minimum else set()
     hits = []
     for index, blocks in enumerate(requests):
         matched = trie.add(blocks, prefixes.shared[index])
@@ -187,17 +191,14 @@ def cache_hits(
             matched = -1  # the floor repeats from the second request on
         if model.breakpoints:
             depth = _breakpoint_depth(model, trie, written, matched)
-            cached = _prefix_tokens(counter, prefixes.units_at(index, blocks, depth)) if depth >= 0 else 0
-            whole = _prefix_tokens(counter, prefixes.units[index])
-            hit = CacheHit(cached, max(0, whole - cached) if whole >= model.minimum else 0, depth)
-            if floor_cached:
-                written.add(0)
-            if whole >= model.minimum:
-                written.add(trie.node(trie.length))
+            cached = math.floor(block_tokens(prefixes.units_at(index, blocks, depth))) if depth >= 0 else 0
+            whole = math.floor(block_tokens(prefixes.units[index]))
+            hits.append(CacheHit(cached, max(0, whole - cached) if whole >= minimum else 0, depth))
+            if whole >= minimum:
+                written.add(trie.end)
         else:
-            tokens = _prefix_tokens(counter, prefixes.units_at(index, blocks, matched)) if matched >= 0 else 0
-            hit = CacheHit(tokens // model.step * model.step if tokens >= model.minimum else 0, 0, matched)
-        hits.append(hit)
+            tokens = math.floor(block_tokens(prefixes.units_at(index, blocks, matched))) if matched >= 0 else 0
+            hits.append(CacheHit(tokens // step * step if tokens >= minimum else 0, 0, matched))
     return hits
 
 
@@ -270,6 +271,7 @@ class PrefixTrie:
         # consecutive nodes starts (the depth, and the node there).
         self.length = 0
         self.depths, self.starts = [0], [0]
+        self.end = 0  # its node after all its messages
 
     def node(self, depth: int) -> int:
         """The last request's node after its first `depth` messages."""
@@ -285,7 +287,7 @@ class PrefixTrie:
             # (nothing hangs under it yet).
             if shared < len(blocks):
                 self._new_run(self.nodes - 1, blocks, shared)
-            self.length = len(blocks)
+            self.length, self.end = len(blocks), self.nodes - 1
             return shared
         while depths[-1] > shared:
             depths.pop()
@@ -300,7 +302,7 @@ class PrefixTrie:
                 depths.append(position + 1)
                 starts.append(child)
             position, node = position + 1, child
-        self.length = len(blocks)
+        self.length, self.end = len(blocks), self.node(len(blocks))
         return position
 
     def _new_run(self, node: int, blocks: tuple[Block, ...], position: int) -> None:
