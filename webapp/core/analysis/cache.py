@@ -180,7 +180,7 @@ def cache_hits(
     requests = [tuple(request) for request in requests]
     prefixes = prefixes if prefixes is not None else request_prefixes(requests, floor_units)
     trie = PrefixTrie(keys or MessageKeys())
-    block_tokens, minimum, step = counter.block_tokens, model.minimum, model.step
+    minimum, step = model.minimum, model.step
     # Trie nodes where an earlier request put a breakpoint: the floor's, from the first
     # request on (no hit is read before the second), if it is long enough to be cached.
     written = {0} if _prefix_tokens(counter, floor_units) >= minimum else set()
@@ -191,13 +191,13 @@ def cache_hits(
             matched = -1  # the floor repeats from the second request on
         if model.breakpoints:
             depth = _breakpoint_depth(model, trie, written, matched)
-            cached = math.floor(block_tokens(prefixes.units_at(index, blocks, depth))) if depth >= 0 else 0
-            whole = math.floor(block_tokens(prefixes.units[index]))
+            cached = _prefix_tokens(counter, prefixes.units_at(index, blocks, depth)) if depth >= 0 else 0
+            whole = _prefix_tokens(counter, prefixes.units[index])
             hits.append(CacheHit(cached, max(0, whole - cached) if whole >= minimum else 0, depth))
             if whole >= minimum:
                 written.add(trie.end)
         else:
-            tokens = math.floor(block_tokens(prefixes.units_at(index, blocks, matched))) if matched >= 0 else 0
+            tokens = _prefix_tokens(counter, prefixes.units_at(index, blocks, matched)) if matched >= 0 else 0
             hits.append(CacheHit(tokens // step * step if tokens >= minimum else 0, 0, matched))
     return hits
 
@@ -356,7 +356,7 @@ class MessageKeys:
 
     def __init__(self) -> None:
         self.keys: dict[tuple, int] = {}
-        # By object too: a message is walked again after each compaction, and by every
+        # By object too: a message is looked up again by later requests, and by every
         # strategy (their blocks share the script's message objects). The message is kept
         # with its key, so its id cannot be reused by another object meanwhile.
         self.by_object: dict[int, tuple[dict, int]] = {}
