@@ -38,11 +38,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Sequence
 
+from ..engine.calls import Replay, per_replay
 from ..engine.history import Block
 from ..counting.tokens import Counter
+
+_UNITS = attrgetter("units")
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ CACHE_MODELS: dict[str, CacheModel] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheHit:
     """The cache's effect on one request: tokens read from it, and tokens written to it that
     are billed at the write price (zero when writing is free)."""
@@ -93,85 +98,249 @@ class CacheHit:
     prefix_messages: int  # history messages in the cached prefix, after the floor; -1: none
 
 
+@dataclass
+class RequestPrefixes:
+    """How each request of a series starts like the one before it, by request, in the
+    counter's units (the floor's included). Made once, never changed after."""
+
+    shared: list[int] = field(default_factory=list)  # leading messages identical to the previous request's (0 for the first)
+    shared_units: list[int] = field(default_factory=list)  # the floor's units and those messages'
+    units: list[int] = field(default_factory=list)  # the floor's units and every message's
+
+    def units_at(self, index: int, blocks: tuple[Block, ...], depth: int) -> int:
+        """The floor's units and those of the first `depth` messages of request `index`
+        (`blocks`), from the nearest sum known."""
+        shared = self.shared[index]
+        if depth == shared:
+            return self.shared_units[index]
+        if depth == len(blocks):
+            return self.units[index]
+        if depth > shared:
+            return self.shared_units[index] + sum(map(_UNITS, blocks[shared:depth]))
+        return self.shared_units[index] - sum(map(_UNITS, blocks[depth:shared]))
+
+
+def request_prefixes(
+    requests: Sequence[Sequence[Block]], floor_units: int, appended: Sequence[bool] = ()
+) -> RequestPrefixes:
+    """What each request shares with the one before it, and its units. `appended[i]` vouches
+    that request i is request i - 1 and then new messages (the engine's calls that did not
+    compact), so its messages are not compared. A request that appends costs only the new
+    messages' sum; after a compaction, the shared part's units come from whichever side of the
+    first difference is shorter, and the first difference is looked for from the last one
+    (a compaction that rewrites from its n-th message tends to rewrite from there or later
+    the next time: what it already shortened stays as it is)."""
+    prefixes = RequestPrefixes()
+    previous: tuple[Block, ...] = ()
+    units = floor_units
+    guess = None  # where the last request that did not append first differed: the next one likely differs there or later
+    for index, request in enumerate(requests):
+        blocks = tuple(request)
+        if index < len(appended) and appended[index]:
+            shared, kept = len(previous), units
+            for block in blocks[shared:]:  # a few: quicker than sum(map(...)) for so few
+                units += block.units
+        else:
+            shared = guess = common_prefix(previous, blocks, guess)
+            if shared == len(previous):
+                kept = units
+            elif shared <= len(previous) - shared:
+                kept = floor_units + sum(map(_UNITS, blocks[:shared]))
+            else:
+                kept = units - sum(map(_UNITS, previous[shared:]))  # the same blocks, so the same units
+            units = kept + sum(map(_UNITS, blocks[shared:]))
+        prefixes.shared.append(shared)
+        prefixes.shared_units.append(kept)
+        prefixes.units.append(units)
+        previous = blocks
+    return prefixes
+
+
+@per_replay
+def replay_prefixes(result: Replay) -> RequestPrefixes:
+    """`request_prefixes` of the replay's calls, shared by its cache model at every price and
+    its compaction costs. A call without a compaction sends the history as the previous call
+    left it, with its reply and the messages that came since appended (the engine replaces
+    the history only when it compacts: `engine.strategies.compact`)."""
+    calls = result.calls
+    return request_prefixes([call.blocks for call in calls], result.floor_units, [call.compaction is None for call in calls])
+
+
 def cache_hits(
     requests: Sequence[Sequence[Block]],
     floor_units: int,
     counter: Counter,
     model: CacheModel,
     keys: MessageKeys | None = None,
+    prefixes: RequestPrefixes | None = None,
 ) -> list[CacheHit]:
-    """The cache hits of a series of requests sent in order, each the floor then its blocks.
-
-    A trie of message keys holds every prefix sent so far. A request usually repeats the
-    previous one's blocks (the very same objects) and appends a few: that shared run is found
-    by tuple comparisons done in C, and only the rest is walked through the trie.
-    """
-    keys = keys or MessageKeys()
-    trie: dict[int, int] = {}  # (node << 32 | message key) -> child node
-    written: set[int] = set()  # trie nodes where an earlier request put a breakpoint
-    # The previous request, and its path: node and units after 0..n messages. Tokens are
-    # computed only where a hit or a breakpoint is decided.
-    previous: tuple[Block, ...] = ()
-    nodes, units = [0], [floor_units]
+    """The cache hits of a series of requests sent in order, each the floor then its blocks
+    (`prefixes`, their `request_prefixes`, when already known). Tokens are computed only where
+    a hit or a breakpoint is decided."""
+    requests = [tuple(request) for request in requests]
+    prefixes = prefixes if prefixes is not None else request_prefixes(requests, floor_units)
+    trie = PrefixTrie(keys or MessageKeys())
+    minimum, step = model.minimum, model.step
+    # Trie nodes where an earlier request put a breakpoint: the floor's, from the first
+    # request on (no hit is read before the second), if it is long enough to be cached.
+    written = {0} if _prefix_tokens(counter, floor_units) >= minimum else set()
     hits = []
-    for index, request in enumerate(requests):
-        blocks = tuple(request)
-        shared = common_prefix(previous, blocks) if index > 0 else 0
-        del nodes[shared + 1 :], units[shared + 1 :]
-        matched = shared if index > 0 else -1  # the floor repeats from the second request on
-        for position in range(shared, len(blocks)):
-            block = blocks[position]
-            edge = nodes[-1] << 32 | keys.of(block)
-            node = trie.get(edge)
-            if node is None:
-                node = trie[edge] = len(trie) + 1
-            elif matched == position:
-                matched = position + 1
-            nodes.append(node)
-            units.append(units[-1] + block.units)
-        previous = blocks
+    for index, blocks in enumerate(requests):
+        matched = trie.add(blocks, prefixes.shared[index])
+        if index == 0:
+            matched = -1  # the floor repeats from the second request on
         if model.breakpoints:
-            hit = _breakpoint_hit(model, nodes, units, counter, written, matched)
-            tail = _prefix_tokens(counter, units[-1])
-            write = max(0, tail - hit.cached) if tail >= model.minimum else 0
-            hit = CacheHit(hit.cached, write, hit.prefix_messages)
-            for depth in (0, len(nodes) - 1):
-                if _prefix_tokens(counter, units[depth]) >= model.minimum:
-                    written.add(nodes[depth])
+            depth = _breakpoint_depth(model, trie, written, matched)
+            cached = _prefix_tokens(counter, prefixes.units_at(index, blocks, depth)) if depth >= 0 else 0
+            whole = _prefix_tokens(counter, prefixes.units[index])
+            hits.append(CacheHit(cached, max(0, whole - cached) if whole >= minimum else 0, depth))
+            if whole >= minimum:
+                written.add(trie.end)
         else:
-            prefix = _prefix_tokens(counter, units[matched]) if matched >= 0 else 0
-            cached = prefix // model.step * model.step if prefix >= model.minimum else 0
-            hit = CacheHit(cached, 0, matched)
-        hits.append(hit)
+            tokens = _prefix_tokens(counter, prefixes.units_at(index, blocks, matched)) if matched >= 0 else 0
+            hits.append(CacheHit(tokens // step * step if tokens >= minimum else 0, 0, matched))
     return hits
 
 
-def common_prefix(a: tuple[Block, ...], b: tuple[Block, ...]) -> int:
+def common_prefix(a: tuple[Block, ...], b: tuple[Block, ...], guess: int | None = None) -> int:
     """Length of the longest common prefix of two requests, by tuple comparisons done in C
-    (the same object compares equal without looking inside)."""
-    if len(a) <= len(b) and b[: len(a)] == a:
-        return len(a)  # the usual case: the previous request, then new messages
-    low, high = 0, min(len(a), len(b))
+    (the same object compares equal without looking inside). Without a `guess` (a length they
+    probably share), the usual case first: `b` is `a` and then new messages; else a guess,
+    where the two stop holding the same objects (found by halving). The guess is checked by one
+    comparison of the two prefixes, then runs twice as long each time are compared, from the
+    guess if it held, else from the start, until one holds the first difference, which
+    halving it finds."""
+    n = min(len(a), len(b))
+    if guess is None:
+        if n == len(a) and n and b[n - 1] is a[n - 1] and b[:n] == a:
+            return n
+        low, high = 0, n
+        while low < high:
+            middle = (low + high) // 2
+            if a[middle] is b[middle]:
+                low = middle + 1
+            else:
+                high = middle
+        guess = low
+    guess = min(guess, n)
+    if a[:guess] == b[:guess]:
+        return _first_difference(a, b, guess, n)
+    return _first_difference(a, b, 0, guess)
+
+
+def _first_difference(a: tuple[Block, ...], b: tuple[Block, ...], low: int, high: int) -> int:
+    """The first position from `low` where `a` and `b` differ, given that they agree before
+    it; `high` if they agree up to it."""
+    size = 1
     while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+        end = min(high, low + size)
+        if a[low:end] != b[low:end]:
+            while end - low > 1:  # the first difference is in [low, end)
+                middle = (low + end) // 2
+                if a[low:middle] == b[low:middle]:
+                    low = middle
+                else:
+                    end = middle
+            return low
+        low, size = end, size * 2
+    return high
 
 
-def _breakpoint_hit(
-    model: CacheModel, nodes: list[int], units: list[int], counter: Counter, written: set[int], matched: int
-) -> CacheHit:
-    """The deepest prefix shared with an earlier request that ends at an earlier breakpoint
-    and that the lookup reaches: the floor's breakpoint, or within `lookback` messages of
-    the last one."""
-    last = len(nodes) - 1
-    for depth in [*range(matched, max(0, last - model.lookback) - 1, -1), 0] if matched >= 0 else ():
-        if depth <= matched and nodes[depth] in written:
-            return CacheHit(_prefix_tokens(counter, units[depth]), 0, depth)
-    return CacheHit(0, 0, -1)
+class PrefixTrie:
+    """Every prefix sent so far, as a trie of messages: node 0 is the floor, and a node's child
+    under a message (its key, `MessageKeys`) is the prefix one message longer.
+
+    Once a request's message is not under its node, every later message of the request makes
+    a new node too (nothing hangs under a new node yet). Those nodes are one run: consecutive
+    ids, whose only child each is the next message of that request, read from the request
+    when a lookup needs it. A run's first message is keyed only when a later request looks
+    under its parent. So a request that appends to the previous one adds a run and keys
+    nothing, and a compaction that rewrites a long request adds one run, not a node per
+    message; a lookup finds what a trie of a node per message would, so every hit is the same.
+    The last request's path is kept the same way: where each run of consecutive nodes starts."""
+
+    def __init__(self, keys: MessageKeys) -> None:
+        self.keys = keys
+        self.run_firsts: list[int] = []  # each run's first node, in increasing order
+        self.runs: list[tuple[tuple[Block, ...], int, int]] = []  # its request, its first message there, its length
+        self.unkeyed: dict[int, list[int]] = {}  # node -> the runs under it whose first message is not keyed yet
+        self.edges: dict[int, int] = {}  # (node << 32 | message key) -> the first node of a run under it
+        self.keyed: set[int] = set()  # nodes with a run in `edges`
+        self.nodes = 1  # nodes made so far, the floor's included
+        # The last request's path: its length in messages, and where each stretch of
+        # consecutive nodes starts (the depth, and the node there).
+        self.length = 0
+        self.depths, self.starts = [0], [0]
+        self.end = 0  # its node after all its messages
+
+    def node(self, depth: int) -> int:
+        """The last request's node after its first `depth` messages."""
+        stretch = bisect_right(self.depths, depth) - 1
+        return self.starts[stretch] + depth - self.depths[stretch]
+
+    def add(self, blocks: tuple[Block, ...], shared: int) -> int:
+        """Adds a request whose first `shared` messages are the last one's, and returns how
+        many of its leading messages an earlier request started with."""
+        depths, starts = self.depths, self.starts
+        if shared == self.length and starts[-1] + shared - depths[-1] == self.nodes - 1:
+            # The usual case: the last request, then new messages, under the newest node
+            # (nothing hangs under it yet).
+            if shared < len(blocks):
+                self._new_run(self.nodes - 1, blocks, shared)
+            self.length, self.end = len(blocks), self.nodes - 1
+            return shared
+        while depths[-1] > shared:
+            depths.pop()
+            starts.pop()
+        position, node = shared, self.node(shared)
+        while position < len(blocks):
+            child = self._child(node, blocks[position])
+            if child is None:
+                self._new_run(node, blocks, position)
+                break
+            if child != node + 1:
+                depths.append(position + 1)
+                starts.append(child)
+            position, node = position + 1, child
+        self.length, self.end = len(blocks), self.node(len(blocks))
+        return position
+
+    def _new_run(self, node: int, blocks: tuple[Block, ...], position: int) -> None:
+        """The nodes of `blocks` from `position` on, a run under `node`, end the path."""
+        self.unkeyed.setdefault(node, []).append(len(self.runs))
+        self.run_firsts.append(self.nodes)
+        self.runs.append((blocks, position, len(blocks) - position))
+        self.depths.append(position + 1)
+        self.starts.append(self.nodes)
+        self.nodes += len(blocks) - position
+
+    def _child(self, node: int, block: Block) -> int | None:
+        run = bisect_right(self.run_firsts, node) - 1
+        if run >= 0:  # the next message of the node's own run
+            request, start, length = self.runs[run]
+            step = node - self.run_firsts[run] + 1
+            if step < length and self._same(request[start + step], block):
+                return node + 1
+        for other in self.unkeyed.pop(node, ()):
+            request, start, _ = self.runs[other]
+            self.edges[node << 32 | self.keys.of(request[start])] = self.run_firsts[other]
+            self.keyed.add(node)
+        return self.edges.get(node << 32 | self.keys.of(block)) if node in self.keyed else None
+
+    def _same(self, a: Block, b: Block) -> bool:
+        return a is b or a.message is b.message or self.keys.of(a) == self.keys.of(b)
+
+
+def _breakpoint_depth(model: CacheModel, trie: PrefixTrie, written: set[int], matched: int) -> int:
+    """The deepest prefix shared with an earlier request (`matched` messages) that ends at an
+    earlier breakpoint and that the lookup reaches: the floor's breakpoint, or within
+    `lookback` messages of the last one; -1: none."""
+    if matched < 0:
+        return -1
+    for depth in range(matched, max(0, trie.length - model.lookback) - 1, -1):
+        if trie.node(depth) in written:
+            return depth
+    return 0 if 0 in written else -1
 
 
 def _prefix_tokens(counter: Counter, units: int) -> int:
@@ -187,7 +356,7 @@ class MessageKeys:
 
     def __init__(self) -> None:
         self.keys: dict[tuple, int] = {}
-        # By object too: a message is walked again after each compaction, and by every
+        # By object too: a message is looked up again by later requests, and by every
         # strategy (their blocks share the script's message objects). The message is kept
         # with its key, so its id cannot be reused by another object meanwhile.
         self.by_object: dict[int, tuple[dict, int]] = {}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from ..counting.tokens import get_counter
 from ..engine.calls import Replay
-from .cache import CacheHit, common_prefix
+from .cache import CacheHit, replay_prefixes
 from .pricing import Pricing
 
 
@@ -70,16 +70,16 @@ def compaction_costs(result: Replay, hits: list[CacheHit], pricing: Pricing) -> 
     def cached(prefix: int) -> int:
         return prefix // model.step * model.step if prefix >= model.minimum else 0
 
+    prefixes = replay_prefixes(result)  # what each request shares with the one before, and its units
     costs = {}
     for index, call in enumerate(result.calls):
         compaction = call.compaction
         if compaction is None or not compaction.changed:
             continue
-        previous = result.calls[index - 1].blocks if index else ()
-        shared = common_prefix(previous, call.blocks)
-        kept = tokens(result.floor_units + sum(block.units for block in call.blocks[:shared]))
-        before = tokens(result.floor_units + sum(block.units for block in previous)) if index else kept
-        sent = tokens(result.floor_units + sum(block.units for block in call.blocks))
+        shared = prefixes.shared[index]
+        kept = tokens(prefixes.shared_units[index])
+        before = tokens(prefixes.units[index - 1]) if index else kept
+        sent = tokens(prefixes.units[index])
         whole = sent + compaction.tokens_before - compaction.tokens_after
         hit = hits[index].cached
         given_up = max(0, cached(before) - kept)

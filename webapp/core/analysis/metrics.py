@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .cache import CacheHit, MessageKeys, cache_hits
+from .cache import CacheHit, MessageKeys, cache_hits, replay_prefixes
 from .layers import request_layers
 from ..model import MANUAL_KEYS
 from .pricing import Pricing, bill
@@ -23,7 +23,7 @@ def replay_hits(result: Replay, pricing: Pricing, keys: MessageKeys | None = Non
     """What the prompt cache serves at each call of the replay. `keys`, shared by several
     replays of one chat (the comparison's columns), saves keying the same messages again."""
     counter = get_counter(result.settings.counter)
-    return cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys)
+    return cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys, replay_prefixes(result))
 
 
 def call_metrics(
