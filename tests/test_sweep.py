@@ -256,6 +256,13 @@ def test_the_cli_sweeps_a_real_session_as_json_and_csv(capsys):
     assert len(rows) == len(data["points"])
 
 
+def test_the_cli_counts_the_advices_compactions_in_words(capsys):
+    assert main(["sweep", str(SESSION), "--window", "40000", "--keeps", "2"]) == 0
+    advice = capsys.readouterr().out.split("cheapest safe point:")[1].splitlines()[0]
+    count = int(advice.rsplit(", ", 1)[1].split()[0])
+    assert advice.endswith(f"{count} compaction" if count == 1 else f"{count} compactions")
+
+
 def test_the_cli_refuses_a_bad_range_in_one_line(capsys):
     assert main(["sweep", "bike-shop", "--line-from", "99", "--line-to", "50"]) == 2
     assert "line_from (99) must not be above line_to (50)" in capsys.readouterr().err

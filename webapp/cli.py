@@ -400,7 +400,7 @@ def advice_lines(result: Sweep) -> list[str]:
         return ["no point of the sweep is safe: raise the window, or widen the range"]
     out = [
         f"cheapest safe point: {best.key} at line {best.line:.0%} ({best.settings.limit:,.0f} tokens), keep {best.keep}: "
-        f"${best.bill:.4f}, {best.sent:,} tokens sent ({best.cached:,} from the cache), {best.compactions} compactions"
+        f"${best.bill:.4f}, {best.sent:,} tokens sent ({best.cached:,} from the cache), {best.compactions} compaction{'' if best.compactions == 1 else 's'}"
     ]
     if current is not None:
         state = "safe" if current.safe else "unsafe"
