@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Iterator, Literal
+from typing import Iterator
 
 import re
 
-from webapp.core.model import Fact, Scenario
+from webapp.core.model import Scenario
 from webapp.core.engine.calls import Call
-from webapp.core.analysis.references import CODE, VALUE
+from webapp.core.analysis.references import (  # the records and the rules of what a value is are the app's
+    CODE, COMMON_FLOOR, COMMON_SHARE, JSON_KEY, NUMBER, WORD, Held, Reference, ReferenceFate, References,
+    _in_floor, _plain_words, _small, _stretch_values, held_at, occurs,
+)
 from webapp.core.engine.history import Block, searchable
 
 # Quoted names: the text between a pair of quotes of one line ("…", '…', `…`, “…”, «…», 「…」);
@@ -29,66 +31,6 @@ QUOTED = re.compile(
 # them. Each is one plain run, so a megabyte without a space is read in linear time.
 CANDIDATE = re.compile(r'''[^\s"'`“”«»「」]+''')
 MARK = re.compile(r"[\d/_.]")
-# What a value is (its shapes, VALUE) and what quoted code is (CODE) are the app's rules.
-# A number with a unit or an ordinal ("200ms", "3rd", "16px") is a measure, not a value.
-JSON_KEY = re.compile(r"\s*:")
-NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-MEASURE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
-WORD = re.compile(r"\w+")
-TRAILING = ".,;:!?"
-# A value longer than one word whose words are all in more than this share of the messages
-# (and in more than COMMON_FLOOR of them) is made of common words.
-COMMON_SHARE = 0.05
-COMMON_FLOOR = 20
-Held = Literal["verbatim", "summary", "preview", "lost"]
-
-
-@dataclass(frozen=True)
-class Reference:
-    """One value brought in by a message and written again by the agent later."""
-
-    value: str
-    kind: str  # url, quoted, path, version, code, id, file or number
-    source: str  # the id of the script message that brought it in
-    source_call: int  # the first call whose request held that message
-    uses: tuple[int, ...]  # the calls whose reply wrote the value again, in order
-    holders: frozenset[str]  # the script messages that hold it as written (the source, later repeats, the uses)
-
-    @property
-    def fact(self) -> Fact:
-        """The reference as a critical fact, needed from its first use: what the comparison's
-        lists of lost facts show ("4471", lost from call 12)."""
-        return Fact(self.value, self.value, self.uses[0])
-
-
-@dataclass(frozen=True)
-class References:
-    items: tuple[Reference, ...]
-    script_ids: frozenset[str] = field(default_factory=frozenset)
-
-    def from_message(self, message_id: str) -> list[Reference]:
-        return [reference for reference in self.items if reference.source == message_id]
-
-
-@dataclass(frozen=True)
-class ReferenceFate:
-    """A reference under one strategy: what each call that used it still held of it."""
-
-    reference: Reference
-    held: tuple[Held, ...]  # at each of reference.uses
-
-    @property
-    def fact(self) -> Fact:
-        return self.reference.fact
-
-    @property
-    def lost_from(self) -> int | None:
-        """The first call that used the value and whose request no longer held it."""
-        return next((call for call, held in zip(self.reference.uses, self.held) if held == "lost"), None)
-
-    @property
-    def lost(self) -> bool:
-        return self.lost_from is not None
 
 
 def values_in(text: str) -> Iterator[tuple[str, str]]:
@@ -103,50 +45,7 @@ def values_in(text: str) -> Iterator[tuple[str, str]]:
     for stretch in CANDIDATE.finditer(text):
         if not MARK.search(stretch.group()):
             continue
-        for match in VALUE.finditer(stretch.group()):
-            kind = match.lastgroup
-            value = match.group(kind)
-            if kind in ("url", "path"):
-                value = value.rstrip(TRAILING)
-            elif kind == "id" and MEASURE.fullmatch(value) or kind == "number" and _small(value):
-                continue
-            yield value, kind
-
-
-def _small(number: str) -> bool:
-    """Fewer than four significant digits ("10.00", "200", "2026" has four): a count, a price
-    or a year the agent may well write again of itself, not a value it had to be given."""
-    return len(number.replace(",", "").replace(".", "").strip("0")) < 4
-
-
-def _plain_words(text: str) -> bool:
-    """A quoted text that is one plain word (a JSON string, "yes", "shipped"): as often a
-    common word as a name, so not a value."""
-    stripped = text.strip()
-    return " " not in stripped and stripped.isalpha()
-
-
-def occurs(value: str, text: str, words: set[str] | None = None) -> bool:
-    """`value` written in `text` as a whole: not inside a longer word or number. `words`, the
-    words of `text`, answers at once for a value of one word."""
-    if words is not None and _key(value) == value:
-        return value in words
-    start = text.find(value)
-    while start >= 0:
-        end = start + len(value)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not (value[0].isalnum() and (before.isalnum() or before == "_")) and not (
-            value[-1].isalnum() and (after.isalnum() or after == "_")
-        ):
-            return True
-        start = text.find(value, start + 1)
-    return False
-
-
-def _key(value: str) -> str:
-    """The word a text must contain for `value` to be in it: its longest."""
-    return max(WORD.findall(value), key=len, default=value)
+        yield from _stretch_values(stretch.group())
 
 
 def find_references(scenario: Scenario) -> References:
@@ -202,22 +101,6 @@ def find_references(scenario: Scenario) -> References:
         if uses[value]
     )
     return References(items, frozenset(item.id for item in scenario.script))
-
-
-def _in_floor(value: str, floor: str, floor_words: set[str]) -> bool:
-    return _key(value) in floor_words and occurs(value, floor, floor_words)
-
-
-def held_at(reference: Reference, original: set[str], rewritten: list[Block]) -> Held:
-    """What a request holds of the value: a script message that has it as written (`original`,
-    the ids of the request's unchanged script messages), else a summary or a truncated or
-    cleared message whose new text still has it (`rewritten`), else nothing."""
-    if not reference.holders.isdisjoint(original):
-        return "verbatim"
-    kept = [block.state for block in rewritten if occurs(reference.value, block.searchable)]
-    if not kept:
-        return "lost"
-    return "summary" if "summary" in kept else "preview"
 
 
 def requests(calls: list[Call], script_ids: frozenset[str]) -> Iterator[tuple[Call, set[str], list[Block]]]:
