@@ -38,6 +38,22 @@ SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 # Pasted sessions and calls of theirs: a first call of 137,283 tokens; 14,996 and 5,127 beside each other.
 PASTED = {"claude-code/spotter-ae4a77f8-agent-acompact-946d2b.jsonl": [1], "claude-code/vibecodingtracker-claude-code-v1.0.95.jsonl": [1, 11, 32]}
 
+# The menus (of `menus`) whose chosen option, or with `every` any option, would be cut: its
+# text, whole, beside the menu's arrow, wider than the menu.
+CUT_MENUS = """(menus, every) => {
+  const pen = document.createElement('canvas').getContext('2d');
+  const problems = [];
+  for (const menu of menus) {
+    if (!menu.offsetParent) continue;
+    pen.font = getComputedStyle(menu).font;
+    for (const option of every ? menu.options : menu.selectedOptions) {
+      const needs = pen.measureText(option.text).width + 28;
+      if (needs > menu.clientWidth) problems.push(`the menu #${menu.id} is ${menu.clientWidth} px wide for "${option.text}" (${Math.ceil(needs)} px)`);
+    }
+  }
+  return problems;
+}"""
+
 # Returns what is wrong with the page, as sentences; [] when everything fits.
 MEASURE = """projector => {
   const problems = [];
@@ -63,13 +79,7 @@ MEASURE = """projector => {
   if (hammer) for (const part of svg.querySelectorAll('.keep-bracket, .keep-label')) {
     if (meet(hammer.getBoundingClientRect(), part.getBoundingClientRect())) problems.push('the hammer covers KEEP');
   }
-  const strategy = document.querySelector('#f-strategy');
-  if (strategy && strategy.offsetParent) {  // the chosen strategy's name, whole, beside the menu's arrow
-    const pen = document.createElement('canvas').getContext('2d');
-    pen.font = getComputedStyle(strategy).font;
-    const needs = pen.measureText(strategy.selectedOptions[0].text).width + 28;
-    if (needs > strategy.clientWidth) problems.push(`the strategy menu is ${strategy.clientWidth} px wide for "${strategy.value}" (${Math.ceil(needs)} px)`);
-  }
+  problems.push(...(CUT_MENUS)(document.querySelectorAll('#f-strategy'), false));
   const page = document.documentElement;
   if (page.scrollWidth > page.clientWidth) problems.push(`the page is ${page.scrollWidth} px wide in a ${page.clientWidth} px window`);
   if (projector) {
@@ -86,7 +96,7 @@ MEASURE = """projector => {
     if (story.top - next.bottom > 40) problems.push(`the story starts ${Math.round(story.top - next.bottom)} px under the stepper`);
   }
   return problems;
-}"""
+}""".replace("CUT_MENUS", CUT_MENUS)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import SIZES
 from playwright.sync_api import expect
 
+from tests.test_fit_browser import CUT_MENUS
 from webapp.core.model import LANGUAGES
 
 PAGES = [
@@ -190,3 +191,17 @@ def test_projector_mode_is_a_link_kept_in_the_url(sized, live_server, width, lan
     sized.click("#projector-toggle")
     expect(sized.locator("#controls")).to_be_visible()
     assert "projector" not in sized.url
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [390])
+def test_on_a_phone_every_menu_shows_any_option_whole(sized, live_server, width, lang):
+    """The comparison's "Prompt cache" and "Token counter" menus were cut on a phone ("OpenAI
+    autom", "o200k_base (G"): whichever option the learner picks is read whole."""
+    failures = []
+    for path in ["/compare/bike-shop", "/compare/coding-agent?cache=anthropic", "/play/bike-shop?call=5"]:
+        sized.goto(live_server + with_lang(path, lang))
+        menus = sized.locator("select")
+        assert menus.count() >= 2, path
+        failures += [f"{path}: {problem}" for problem in menus.evaluate_all(f"menus => ({CUT_MENUS})(menus, true)")]
+    assert not failures, "\n".join(failures)
