@@ -8,6 +8,8 @@ at 1001 and 1200 px, where two columns leave the drawing narrowest), and in proj
 - the tokens written on a block lie within the block (a 5-digit figure overflowed a phone's
   zoomed block: they are shortened there);
 - the hammer never covers the KEEP bracket;
+- KEEP's name lies over no wall and the zoomed view's connector does not cross it (beside a zoomed view it sat on the
+  true well's right wall, by the dashed connector);
 - the strategy menu shows the chosen strategy's whole name;
 - nothing scrolls sideways;
 - on a phone the story of the call follows the stepper, so Next and the explanation are on one
@@ -74,6 +76,25 @@ MEASURE = """projector => {
     const r = shown(e), block = e.closest('a').querySelector('rect').getBoundingClientRect();
     if (r && (r.left < block.left - 0.5 || r.right > block.right + 0.5))
       problems.push(`the tokens "${e.textContent.trim()}" are ${Math.round(r.width)} px wide on a block of ${Math.round(block.width)} px`);
+  }
+  const keep = svg.querySelector('.keep-label');
+  if (keep) {  // KEEP's name where nothing else is drawn: clear of the walls and of the zoomed view's connector
+    const name = keep.getBoundingClientRect();
+    for (const wall of svg.querySelectorAll('.wall-left, .wall-right, .wall-bottom, .rim-left, .rim-right, .zoom-wall')) {
+      const r = shown(wall);
+      if (r && meet(name, r)) problems.push(`KEEP (${Math.round(name.left)}..${Math.round(name.right)}) lies over the ${wall.getAttribute('class')} (${Math.round(r.left)}..${Math.round(r.right)})`);
+    }
+    for (const line of svg.querySelectorAll('.zoom-connector')) {
+      if (!shown(line)) continue;
+      const screen = line.getScreenCTM(), length = line.getTotalLength();
+      for (let along = 0; along <= length; along += 1) {
+        const p = line.getPointAtLength(along).matrixTransform(screen);
+        if (p.x > name.left && p.x < name.right && p.y > name.top && p.y < name.bottom) {
+          problems.push(`KEEP (${Math.round(name.left)}..${Math.round(name.right)}) is crossed by the ${line.getAttribute('class')} at ${Math.round(p.x)},${Math.round(p.y)}`);
+          break;
+        }
+      }
+    }
   }
   const hammer = svg.querySelector('.hammer');
   if (hammer) for (const part of svg.querySelectorAll('.keep-bracket, .keep-label')) {
