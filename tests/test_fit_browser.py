@@ -8,6 +8,8 @@ at 1001 and 1200 px, where two columns leave the drawing narrowest), and in proj
 - the tokens written on a block lie within the block (a 5-digit figure overflowed a phone's
   zoomed block: they are shortened there);
 - the hammer never covers the KEEP bracket;
+- KEEP's name lies over no wall and the zoomed view's connector does not cross it (beside a zoomed view it sat on the
+  true well's right wall, by the dashed connector);
 - the strategy menu shows the chosen strategy's whole name;
 - nothing scrolls sideways;
 - on a phone the story of the call follows the stepper, so Next and the explanation are on one
@@ -38,6 +40,22 @@ SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 # Pasted sessions and calls of theirs: a first call of 137,283 tokens; 14,996 and 5,127 beside each other.
 PASTED = {"claude-code/spotter-ae4a77f8-agent-acompact-946d2b.jsonl": [1], "claude-code/vibecodingtracker-claude-code-v1.0.95.jsonl": [1, 11, 32]}
 
+# The menus (of `menus`) whose chosen option, or with `every` any option, would be cut: its
+# text, whole, beside the menu's arrow, wider than the menu.
+CUT_MENUS = """(menus, every) => {
+  const pen = document.createElement('canvas').getContext('2d');
+  const problems = [];
+  for (const menu of menus) {
+    if (!menu.offsetParent) continue;
+    pen.font = getComputedStyle(menu).font;
+    for (const option of every ? menu.options : menu.selectedOptions) {
+      const needs = pen.measureText(option.text).width + 28;
+      if (needs > menu.clientWidth) problems.push(`the menu #${menu.id} is ${menu.clientWidth} px wide for "${option.text}" (${Math.ceil(needs)} px)`);
+    }
+  }
+  return problems;
+}"""
+
 # Returns what is wrong with the page, as sentences; [] when everything fits.
 MEASURE = """projector => {
   const problems = [];
@@ -59,17 +77,30 @@ MEASURE = """projector => {
     if (r && (r.left < block.left - 0.5 || r.right > block.right + 0.5))
       problems.push(`the tokens "${e.textContent.trim()}" are ${Math.round(r.width)} px wide on a block of ${Math.round(block.width)} px`);
   }
+  const keep = svg.querySelector('.keep-label');
+  if (keep) {  // KEEP's name where nothing else is drawn: clear of the walls and of the zoomed view's connector
+    const name = keep.getBoundingClientRect();
+    for (const wall of svg.querySelectorAll('.wall-left, .wall-right, .wall-bottom, .rim-left, .rim-right, .zoom-wall')) {
+      const r = shown(wall);
+      if (r && meet(name, r)) problems.push(`KEEP (${Math.round(name.left)}..${Math.round(name.right)}) lies over the ${wall.getAttribute('class')} (${Math.round(r.left)}..${Math.round(r.right)})`);
+    }
+    for (const line of svg.querySelectorAll('.zoom-connector')) {
+      if (!shown(line)) continue;
+      const screen = line.getScreenCTM(), length = line.getTotalLength();
+      for (let along = 0; along <= length; along += 1) {
+        const p = line.getPointAtLength(along).matrixTransform(screen);
+        if (p.x > name.left && p.x < name.right && p.y > name.top && p.y < name.bottom) {
+          problems.push(`KEEP (${Math.round(name.left)}..${Math.round(name.right)}) is crossed by the ${line.getAttribute('class')} at ${Math.round(p.x)},${Math.round(p.y)}`);
+          break;
+        }
+      }
+    }
+  }
   const hammer = svg.querySelector('.hammer');
   if (hammer) for (const part of svg.querySelectorAll('.keep-bracket, .keep-label')) {
     if (meet(hammer.getBoundingClientRect(), part.getBoundingClientRect())) problems.push('the hammer covers KEEP');
   }
-  const strategy = document.querySelector('#f-strategy');
-  if (strategy && strategy.offsetParent) {  // the chosen strategy's name, whole, beside the menu's arrow
-    const pen = document.createElement('canvas').getContext('2d');
-    pen.font = getComputedStyle(strategy).font;
-    const needs = pen.measureText(strategy.selectedOptions[0].text).width + 28;
-    if (needs > strategy.clientWidth) problems.push(`the strategy menu is ${strategy.clientWidth} px wide for "${strategy.value}" (${Math.ceil(needs)} px)`);
-  }
+  problems.push(...(CUT_MENUS)(document.querySelectorAll('#f-strategy'), false));
   const page = document.documentElement;
   if (page.scrollWidth > page.clientWidth) problems.push(`the page is ${page.scrollWidth} px wide in a ${page.clientWidth} px window`);
   if (projector) {
@@ -86,7 +117,7 @@ MEASURE = """projector => {
     if (story.top - next.bottom > 40) problems.push(`the story starts ${Math.round(story.top - next.bottom)} px under the stepper`);
   }
   return problems;
-}"""
+}""".replace("CUT_MENUS", CUT_MENUS)
 
 
 @pytest.fixture(scope="module")

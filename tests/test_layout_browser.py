@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import SIZES
 from playwright.sync_api import expect
 
+from tests.test_fit_browser import CUT_MENUS
 from webapp.core.model import LANGUAGES
 
 PAGES = [
@@ -190,3 +191,44 @@ def test_projector_mode_is_a_link_kept_in_the_url(sized, live_server, width, lan
     sized.click("#projector-toggle")
     expect(sized.locator("#controls")).to_be_visible()
     assert "projector" not in sized.url
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [390])
+def test_on_a_phone_every_menu_shows_any_option_whole(sized, live_server, width, lang):
+    """The comparison's "Prompt cache" and "Token counter" menus were cut on a phone ("OpenAI
+    autom", "o200k_base (G"): whichever option the learner picks is read whole."""
+    failures = []
+    for path in ["/compare/bike-shop", "/compare/coding-agent?cache=anthropic", "/play/bike-shop?call=5"]:
+        sized.goto(live_server + with_lang(path, lang))
+        menus = sized.locator("select")
+        assert menus.count() >= 2, path
+        failures += [f"{path}: {problem}" for problem in menus.evaluate_all(f"menus => ({CUT_MENUS})(menus, true)")]
+    assert not failures, "\n".join(failures)
+
+
+@pytest.fixture(scope="module")
+def last_calls():
+    """Every lesson at its last call, where the stepper offers the next lesson, as paths."""
+    from tests.golden import lessons, make_client
+
+    client = make_client()
+    return [f"/play/{lesson}?call={client.get(f'/play/{lesson}.json').get_json()['calls']}" for lesson in lessons(client)]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [641, 680, 700])
+def test_no_lessons_last_call_scrolls_sideways_just_above_a_phone(browser, live_server, last_calls, width, lang):
+    """Just wider than a phone the steps are a row of buttons, and "Leçon suivante → 4. Un
+    résultat qu'on ne peut pas obtenir deux fois" was one 720 px line: it wraps instead."""
+    context = browser.new_context(viewport={"width": width, "height": 900}, reduced_motion="reduce")
+    page = context.new_page()
+    wide = []
+    for path in last_calls:
+        page.goto(live_server + with_lang(path, lang), wait_until="domcontentloaded")
+        scroll, window = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+        if scroll > window:
+            wide.append(f"{path} in {lang} is {scroll} px wide at {window}: {overflowing(page)}")
+    context.close()
+    assert len(last_calls) >= 10
+    assert not wide, "\n".join(wide)
