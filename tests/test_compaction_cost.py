@@ -104,3 +104,16 @@ def test_the_comparison_json_and_csv_carry_the_cache_costs_and_the_references(cl
     row = next(row for row in rows if row["strategy"] == "claude-code")
     assert int(row["references_lost"]) == len(claude) and int(row["references"]) >= len(claude)
     assert {"compaction_write_usd", "compaction_extra_usd", "compactions_never_repaid"} <= set(row)
+
+
+@pytest.mark.parametrize("lang, words, wrong", [
+    ("en", "No call comes after this one to send fewer tokens", "0 later call"),
+    ("fr", "Aucun appel ne vient après celui-ci pour envoyer moins de tokens", "Le 0 appel suivant"),
+    ("zh", "此后没有调用能少发 token", "之后的 0 次调用"),
+])
+def test_a_compaction_at_the_last_call_says_no_later_call_saves_anything(client, lang, words, wrong):
+    result = replay(open_scenario("tool-pairs"))
+    last = result.calls[-1]
+    assert last.compaction is not None and last.compaction.changed  # the lesson's hammer falls at its last call
+    page = client.get(f"/play/tool-pairs?call={last.number}&lang={lang}").get_data(as_text=True)
+    assert words in page and wrong not in page

@@ -130,7 +130,9 @@ def cost_story(cost: CompactionCost) -> str:
             "The %(num)d later call sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
             "Each of the %(num)d later calls sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
             cost.calls_left, saved=format_number(cost.saved), saving=money(cost.saving_per_call), repaid=repaid_text(cost),
-        ),
+        )
+        if cost.calls_left
+        else _("No call comes after this one to send fewer tokens: %(repaid)s.", repaid=repaid_text(cost)),
         _(
             "The later the first change, the cheaper: this is why a summary goes after the stable part of the request, "
             "and why clear-tool-results has \"clear at least\"."
