@@ -84,8 +84,12 @@ def as_if(found: Replay, settings: Settings) -> Replay:
     product's notices about its line, the others (KEEP cannot fit...) as they were."""
     kept = [notice for notice in found.notices if notice not in trigger_notices(found.settings)]
     notices = trigger_notices(settings) + kept
-    words = [message % {name: f"{value:,}" for name, value in values.items()} for message, values in notices]
-    return replace(found, settings=settings, notices=notices, warnings=words, derived={})
+    return replace(found, settings=settings, notices=notices, warnings=worded(notices), derived={})
+
+
+def worded(notices: list[tuple[str, dict[str, int]]]) -> list[str]:
+    """The notices in English, their numbers written with thousands separators."""
+    return [message % {name: f"{value:,}" for name, value in values.items()} for message, values in notices]
 
 
 def _context(scenario: Scenario, settings: Settings, counter, floor_units: int, summarizer: Summarizer | None) -> Context:
@@ -139,7 +143,7 @@ class _Loop:
             floor_tokens=counter.block_tokens(self.context.floor_units),
             calls=self.calls,
             unlogged=self.unlogged,
-            warnings=[message % {name: f"{value:,}" for name, value in values.items()} for message, values in self.notices],
+            warnings=worded(self.notices),
             notices=self.notices,
         )
 
