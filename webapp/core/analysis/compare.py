@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Collection
 
+from ..collector import without_collection
 from ..time_budget import spend
 from .cache import CacheHit, MessageKeys
 from .as_recorded import AsRecorded, as_recorded
@@ -232,6 +233,7 @@ class Comparison:
         return next((column for column in self.columns if column.key == key), None)
 
 
+@without_collection
 def compare(
     scenario: Scenario,
     settings: Settings | None = None,

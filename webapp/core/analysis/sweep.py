@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..collector import without_collection
 from ..engine.calls import Replay
 from ..engine.replay import as_if, replay, replay_from
 from ..i18n import N_
@@ -270,6 +271,7 @@ def _what_matters(scenario: Scenario, settings: Settings) -> Settings:
     return settings.model_copy(update=update)
 
 
+@without_collection
 def sweep(scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None) -> Sweep:
     """The comparison at every line and KEEP of `span` (checked: SettingsError), each
     column a point; a point two lines share is kept once."""
