@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from webapp.core.engine.replay import replay
+from webapp.core.engine.summarizer import OfflineSummarizer
 from webapp.core.inputs.lessons import parse_scenario_toml
 from webapp.core.settings import parse_settings
 
@@ -108,3 +109,43 @@ def test_what_compaction_removed_is_listed_as_gone():
     gone = result.gone(last.number)
     assert gone and "m1" not in gone, "the very first request is kept"
     assert set(gone).isdisjoint(block.id for block in last.blocks)
+
+
+SHORT_THEN_LONG = '''
+id = "short-then-long"
+title = "A short exchange, then a long one"
+lesson = "Folding the short one alone cannot be enough."
+system = "You help."
+
+[[chat]]
+user = "Hi."
+
+[[chat]]
+assistant = "Hello."
+
+[[chat]]
+user = "Read this: {filler}"
+
+[[chat]]
+assistant = "Read: {filler}"
+
+[[chat]]
+user = "Now sum it up."
+'''.replace("{filler}", "lorem ipsum " * 250)
+
+
+def test_a_summary_is_asked_for_only_where_it_can_make_the_request_fit():
+    """Folding "Hello." alone leaves the long exchange above the line whatever the summary
+    says, so the summarizer (an endpoint may bill each call) is asked once, for both."""
+    asked: list[list[str]] = []
+
+    class Counting(OfflineSummarizer):
+        def summarize(self, **question):
+            asked.append([block.id for block in question["blocks"]])
+            return super().summarize(**question)
+
+    chat = parse_scenario_toml(SHORT_THEN_LONG, "short-then-long.toml")
+    result = replay(chat, parse_settings({"strategy": "summarize", "window": 2400, "threshold": 0.5, "keep": 1}), Counting())
+    summarized = [call.compaction.summarized for call in result.calls if call.compaction and call.compaction.summarized]
+    assert summarized == [tuple(asked[0])]
+    assert len(asked) == 1 and len(asked[0]) == 3

@@ -80,11 +80,12 @@ class Context:
     # would touch, such as a user message for truncate, is not in its way).
     passed_over: set[str] = field(default_factory=set)
     summaries_made: int = 0
-    # Where the last truncation scan stopped: history[:n] then held no tool result left to
-    # truncate, and a later scan starts there while the block at n - 1 is still in place
-    # (a drop or a summary moves it, and the next scan starts from the beginning again).
-    # Without it, a long chat rescans every old block at every call.
-    truncated_through: tuple[int, Block] | None = None
+    # Where a level's last scan of old tool results settled, by level: history[:n] then held
+    # nothing it would change nor a pinned message it passed over, and a later scan starts
+    # there while the block at n - 1 is still in place (a drop or a summary moves it, and the
+    # scan starts from the beginning again). Without it, a long chat rescans every old block
+    # at every call.
+    settled: dict[str, tuple[int, Block]] = field(default_factory=dict)
     # What a harness remembers between calls (Gemini CLI: a summary was rejected once).
     memory: dict[str, Any] = field(default_factory=dict)
 
@@ -117,6 +118,20 @@ class Context:
         if rule:
             return KEEP_RULES[rule](history, self)
         return keep_start(history, self.settings.keep, self.settings.keep_unit)
+
+    def scan_start(self, level: str, history: list[Block]) -> int:
+        """Where `level`'s scan of `history` may start (`settled`)."""
+        found = self.settled.get(level)
+        if found is not None:
+            end, last = found
+            if end <= len(history) and history[end - 1] is last:
+                return end
+        return 0
+
+    def settle(self, level: str, history: list[Block], end: int) -> None:
+        """`level` found nothing to change in history[:end], as it now is."""
+        if end > 0:
+            self.settled[level] = (end, history[end - 1])
 
     def kept(self, block: Block) -> bool:
         """Never compacted: a pinned message, the overflow notice, and for by-layer long-term

@@ -43,15 +43,14 @@ def truncate_level(work: Work, context: Context) -> None:
     its note grows: the engine keeps that behaviour to send exactly what the seed sends."""
     history = work.history
     tool_names: dict[str, str] | None = None  # built only when a fetch-once tool may be hit
-    start = 0
-    if context.truncated_through is not None:
-        settled, last = context.truncated_through
-        if settled <= len(history) and history[settled - 1] is last:
-            start = settled
     boundary = context.keep_start(history)
-    for index in range(start, boundary):
+    first_kept = None
+    for index in range(context.scan_start("truncate", history), boundary):
         block = history[index]
-        if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK) or context.kept(block):
+        if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK):
+            continue
+        if context.kept(block):
+            first_kept = index if first_kept is None else first_kept
             continue
         shrunk = _noted(block, context)
         _replace(work, index, shrunk)
@@ -63,10 +62,9 @@ def truncate_level(work: Work, context: Context) -> None:
         if "truncate" not in work.levels:
             work.levels.append("truncate")
         if context.fits(work.units):
-            context.truncated_through = (index + 1, shrunk)
+            context.settle("truncate", history, index + 1 if first_kept is None else first_kept)
             return
-    if start < boundary:
-        context.truncated_through = (boundary, history[boundary - 1])
+    context.settle("truncate", history, boundary if first_kept is None else first_kept)
 
 
 def drop_level(work: Work, context: Context) -> None:
@@ -132,21 +130,20 @@ def summarize_level(work: Work, context: Context) -> None:
     # The first request stays; an earlier summary (history[1]) is folded into the new one.
     first_units = work.units - sum(block.units for block in history[1:])
     summary = None
-    for cut in cuts:
+    for position, cut in enumerate(cuts):
         # Pinned messages (with their pair partners) stay whole, right after the summary.
         pinned = context.kept_with_partners(history, start, cut)
         folded = [history[i] for i in range(start, cut) if i not in pinned]
         if not folded:
             continue
         staying = [history[i] for i in sorted(pinned)]
-        # A request's digest tells the whole request: not for a request cut in two.
-        digests = context.digests
-        if history[cut].role != "user":
-            digests = {request: text for request, text in digests.items() if request != history[cut].request}
+        left = first_units + sum(block.units for block in [*staying, *history[cut:]])
+        if position < len(cuts) - 1 and not context.fits(left):
+            continue  # still above its aim with no summary at all: fold more before asking for one
         result = context.summarizer.summarize(
             previous=previous.text if previous else None,
             blocks=folded,
-            digests=digests,
+            digests=_digests_before(history[cut], context),
             facts=context.facts if context.settings.keep_facts else [],
             counter=context.counter,
         )
@@ -154,7 +151,7 @@ def summarize_level(work: Work, context: Context) -> None:
         message = {"role": "system", "content": result.text}
         replaced = (previous.replaces if previous else ()) + tuple(block.id for block in folded)
         summary = context.block(history[0], message, id=f"s{number}", state="summary", replaces=replaced)
-        units = first_units + summary.units + sum(block.units for block in [*staying, *history[cut:]])
+        units = left + summary.units
         if context.fits(units):
             break
     if summary is None:
@@ -167,6 +164,14 @@ def summarize_level(work: Work, context: Context) -> None:
     work.summarizer_input += result.input_tokens
     work.summarizer_output += result.output_tokens
     work.levels.append("summarize")
+
+
+def _digests_before(cut: Block, context: Context) -> dict[int, str]:
+    """The requests' digests for a summary of what comes before `cut`: a request's digest
+    tells the whole request, so not the one of a request cut in two."""
+    if cut.role == "user":
+        return context.digests
+    return {request: text for request, text in context.digests.items() if request != cut.request}
 
 
 def clear_level(work: Work, context: Context) -> None:
@@ -184,33 +189,42 @@ def clear_level(work: Work, context: Context) -> None:
     settings = context.settings
     trial = list(work.history)
     units = work.units
-    names = history_call_names(trial)
+    names: dict[str, str] | None = None  # built at the first result it looks at
     cleared: list[str] = []
     inputs: list[str] = []
     destroyed: list[str] = []
     cleared_tokens = 0
-    for index in range(context.keep_start(trial)):
+    boundary = end = context.keep_start(trial)
+    first_kept = first_cleared = None  # where the next scan must look again
+    for index in range(context.scan_start("clear", trial), boundary):
         block = trial[index]
+        if block.role != "tool" or block.state == "cleared":
+            continue
+        names = names if names is not None else history_call_names(trial)
         call_id = block.message.get("tool_call_id")
         name = names.get(call_id, "tool")
-        if block.role != "tool" or block.state == "cleared" or name in settings.excluded_tools or context.kept(block):
+        if name in settings.excluded_tools:
             continue
+        if context.kept(block):
+            first_kept = index if first_kept is None else first_kept
+            continue
+        first_cleared = index if first_cleared is None else first_cleared
         before = context.tokens(units)
-        note = f"{CLEARED_MARK} to save context: a {name} result of {len(block.text)} chars]"
-        placeholder = context.block(block, {**block.message, "content": note}, state="cleared")
-        trial[index] = placeholder
-        units += placeholder.units - block.units
+        units += _clear_result(trial, index, name, context, inputs)
         cleared.append(block.id)
         if name in context.fetch_once_tools:
             destroyed.append(block.id)
-        if settings.clear_tool_inputs:
-            units += _clear_arguments(trial, index, call_id, context, inputs)
         cleared_tokens += before - context.tokens(units)
         if context.fits(units) and cleared_tokens >= settings.clear_at_least:
+            end = index + 1
             break
+    committed = bool(cleared) and cleared_tokens >= settings.clear_at_least
+    if not committed:  # what it would have cleared is looked at again next time
+        end = first_cleared if first_cleared is not None else boundary
+    context.settle("clear", trial if committed else work.history, end if first_kept is None else min(end, first_kept))
     if not cleared:
         return
-    if cleared_tokens < settings.clear_at_least:
+    if not committed:
         work.held_back = cleared_tokens
         return
     work.history[:] = trial
@@ -220,6 +234,18 @@ def clear_level(work: Work, context: Context) -> None:
     work.destroyed += destroyed
     work.cleared_tokens += cleared_tokens
     work.levels.append("clear")
+
+
+def _clear_result(trial: list[Block], index: int, name: str, context: Context, inputs: list[str]) -> int:
+    """Replaces the tool result at `index` with its placeholder (and, with clear_tool_inputs,
+    empties its call's arguments); returns the units this changed the request by."""
+    block = trial[index]
+    note = f"{CLEARED_MARK} to save context: a {name} result of {len(block.text)} chars]"
+    placeholder = trial[index] = context.block(block, {**block.message, "content": note}, state="cleared")
+    change = placeholder.units - block.units
+    if context.settings.clear_tool_inputs:
+        change += _clear_arguments(trial, index, block.message.get("tool_call_id"), context, inputs)
+    return change
 
 
 def _clear_arguments(trial: list[Block], index: int, call_id: str | None, context: Context, inputs: list[str]) -> int:
