@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from webapp.core.analysis.compare import compare
+from webapp.core.collector import LONGEST_HOLD_SECONDS, CollectorHold
 from webapp.core.analysis.sweep import SweepRange, sweep
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import open_scenario
@@ -77,3 +78,28 @@ def test_a_sweep_leaves_no_reference_cycle_behind():
     assert made.points
     del made
     assert gc.collect() == 0
+
+
+def test_computations_that_keep_overlapping_still_let_the_collector_run_now_and_then():
+    now = [0.0]
+    hold = CollectorHold(clock=lambda: now[0])
+    runs: list[str] = []
+
+    def seen(phase, info):
+        if phase == "start":
+            runs.append(phase)
+
+    gc.callbacks.append(seen)
+    try:
+        hold.take()
+        hold.take()
+        hold.give_back()  # the other one still computes, and not for long yet
+        assert runs == [] and not gc.isenabled()
+        hold.take()
+        now[0] = LONGEST_HOLD_SECONDS + 1
+        hold.give_back()  # held off for too long: one collection, and it stays held off
+        assert runs == ["start"] and not gc.isenabled()
+        hold.give_back()
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.remove(seen)

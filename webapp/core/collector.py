@@ -1,4 +1,4 @@
-"""Python's cyclic garbage collector, held off while a comparison or a sweep builds replays.
+"""Python's cyclic garbage collector, held off while a replay, a comparison or a sweep runs.
 
 A sweep keeps every replay it makes until it ends, and each call of a replay holds its
 request as a tuple of up to a thousand blocks. Each automatic full collection walks all of
@@ -8,41 +8,54 @@ that walking was two fifths of the CPU time, for the same peak memory.
 
 The collector belongs to the process, which the server's threads share: it is held off from
 the first computation that asks until the last one ends, and turned back on only if it was on.
+Under steady load the computations may overlap for long; then the one that ends after the
+collector has been held off for LONGEST_HOLD_SECONDS runs one collection, so that what the
+rest of the server leaves for the collector does not wait for a quiet moment that may not come.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+import time
 from functools import wraps
 from typing import Callable, TypeVar
 
 Result = TypeVar("Result")
 
+LONGEST_HOLD_SECONDS = 10.0
 
-class _Hold:
+
+class CollectorHold:
     """How many computations hold the collector off, and whether it was on before the first."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.lock = threading.Lock()
+        self.clock = clock
         self.holders = 0
         self.was_enabled = False
+        self.since = 0.0  # when the collector last ran or was held off
 
     def take(self) -> None:
         with self.lock:
             if self.holders == 0:
                 self.was_enabled = gc.isenabled()
+                self.since = self.clock()
                 gc.disable()
             self.holders += 1
 
     def give_back(self) -> None:
         with self.lock:
             self.holders -= 1
-            if self.holders == 0 and self.was_enabled:
-                gc.enable()
+            if self.holders == 0:
+                if self.was_enabled:
+                    gc.enable()
+            elif self.was_enabled and self.clock() - self.since > LONGEST_HOLD_SECONDS:
+                gc.collect()
+                self.since = self.clock()
 
 
-_hold = _Hold()  # one per process, as the collector is
+_hold = CollectorHold()  # one per process, as the collector is
 
 
 def without_collection(function: Callable[..., Result]) -> Callable[..., Result]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..collector import without_collection
 from ..time_budget import spend
 from .history import TOOL_RESULT_ROLES, Block
 from .loop_notices import CANNOT_FIT, HELD_BACK, KEEP_COVERS_ALL, PIN_UNKNOWN, SUGGESTED_TOOL_RESULTS
@@ -35,6 +36,7 @@ BUDGET_STEP = 8
 
 
 
+@without_collection
 def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Summarizer | None = None) -> Replay:
     settings = settings or scenario.settings
     loop = _Loop.starting(scenario, settings, summarizer)
