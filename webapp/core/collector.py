@@ -47,12 +47,13 @@ class CollectorHold:
     def give_back(self) -> None:
         with self.lock:
             self.holders -= 1
-            if self.holders == 0:
-                if self.was_enabled:
-                    gc.enable()
-            elif self.was_enabled and self.clock() - self.since > LONGEST_HOLD_SECONDS:
-                gc.collect()
+            overdue = self.holders > 0 and self.was_enabled and self.clock() - self.since > LONGEST_HOLD_SECONDS
+            if overdue:
                 self.since = self.clock()
+            elif self.holders == 0 and self.was_enabled:
+                gc.enable()
+        if overdue:  # outside the lock: a finalizer the collection runs may start a computation
+            gc.collect()
 
 
 _hold = CollectorHold()  # one per process, as the collector is
