@@ -120,7 +120,10 @@ class Context:
         return keep_start(history, self.settings.keep, self.settings.keep_unit)
 
     def scan_start(self, level: str, history: list[Block]) -> int:
-        """Where `level`'s scan of `history` may start (`settled`)."""
+        """Where `level`'s scan of `history` may start (`settled`). The check is the block at
+        end - 1 alone: a level that removes blocks before it moves it, and the one change that
+        would not (a summary folding one block in its place) is made by no strategy that also
+        scans tool results."""
         found = self.settled.get(level)
         if found is not None:
             end, last = found
