@@ -8,8 +8,10 @@ at 1001 and 1200 px, where two columns leave the drawing narrowest), and in proj
 - the tokens written on a block lie within the block (a 5-digit figure overflowed a phone's
   zoomed block: they are shortened there);
 - the hammer never covers the KEEP bracket;
-- KEEP's name lies over no wall and the zoomed view's connector does not cross it (beside a zoomed view it sat on the
-  true well's right wall, by the dashed connector);
+- KEEP's name lies over no wall and no axis label, and neither the zoomed view's connector nor a
+  leader line crosses it (beside a zoomed view it sat on the true well's right wall, by the
+  dashed connector; beside a plain well the leaders of the alert and target lines' labels, pushed
+  off their levels, ran across it);
 - the strategy menu shows the chosen strategy's whole name;
 - nothing scrolls sideways;
 - on a phone the story of the call follows the stepper, so Next and the explanation are on one
@@ -25,6 +27,7 @@ within a couple of minutes.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -56,6 +59,34 @@ CUT_MENUS = """(menus, every) => {
   return problems;
 }"""
 
+# What KEEP's name lies over or is crossed by, as sentences; [] when it stands where nothing else
+# is drawn: clear of the walls, of the axis labels, and of the lines that cross its lane (the
+# zoomed view's connector, the axis labels' leader lines).
+KEEP_CLEAR = """() => {
+  const problems = [];
+  const keep = document.querySelector('svg.well .keep-label');
+  if (!keep) return problems;
+  const name = keep.getBoundingClientRect();
+  const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const where = r => `${Math.round(r.left)}..${Math.round(r.right)} × ${Math.round(r.top)}..${Math.round(r.bottom)}`;
+  for (const part of document.querySelectorAll('svg.well :is(.wall-left, .wall-right, .wall-bottom, .rim-left, .rim-right, .zoom-wall, .at-axis text)')) {
+    const r = part.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && meet(name, r)) problems.push(`KEEP (${where(name)}) lies over the ${part.getAttribute('class')} "${part.textContent.trim()}" (${where(r)})`);
+  }
+  for (const line of document.querySelectorAll('svg.well :is(.zoom-connector, .leader)')) {
+    if (!line.getBoundingClientRect().height && !line.getBoundingClientRect().width) continue;
+    const screen = line.getScreenCTM(), length = line.getTotalLength();
+    for (let along = 0; along <= length; along += 1) {
+      const p = line.getPointAtLength(along).matrixTransform(screen);
+      if (p.x > name.left && p.x < name.right && p.y > name.top && p.y < name.bottom) {
+        problems.push(`KEEP (${where(name)}) is crossed by the ${line.getAttribute('class')} at ${Math.round(p.x)},${Math.round(p.y)}`);
+        break;
+      }
+    }
+  }
+  return problems;
+}"""
+
 # Returns what is wrong with the page, as sentences; [] when everything fits.
 MEASURE = """projector => {
   const problems = [];
@@ -77,25 +108,7 @@ MEASURE = """projector => {
     if (r && (r.left < block.left - 0.5 || r.right > block.right + 0.5))
       problems.push(`the tokens "${e.textContent.trim()}" are ${Math.round(r.width)} px wide on a block of ${Math.round(block.width)} px`);
   }
-  const keep = svg.querySelector('.keep-label');
-  if (keep) {  // KEEP's name where nothing else is drawn: clear of the walls and of the zoomed view's connector
-    const name = keep.getBoundingClientRect();
-    for (const wall of svg.querySelectorAll('.wall-left, .wall-right, .wall-bottom, .rim-left, .rim-right, .zoom-wall')) {
-      const r = shown(wall);
-      if (r && meet(name, r)) problems.push(`KEEP (${Math.round(name.left)}..${Math.round(name.right)}) lies over the ${wall.getAttribute('class')} (${Math.round(r.left)}..${Math.round(r.right)})`);
-    }
-    for (const line of svg.querySelectorAll('.zoom-connector')) {
-      if (!shown(line)) continue;
-      const screen = line.getScreenCTM(), length = line.getTotalLength();
-      for (let along = 0; along <= length; along += 1) {
-        const p = line.getPointAtLength(along).matrixTransform(screen);
-        if (p.x > name.left && p.x < name.right && p.y > name.top && p.y < name.bottom) {
-          problems.push(`KEEP (${Math.round(name.left)}..${Math.round(name.right)}) is crossed by the ${line.getAttribute('class')} at ${Math.round(p.x)},${Math.round(p.y)}`);
-          break;
-        }
-      }
-    }
-  }
+  problems.push(...(KEEP_CLEAR)());
   const hammer = svg.querySelector('.hammer');
   if (hammer) for (const part of svg.querySelectorAll('.keep-bracket, .keep-label')) {
     if (meet(hammer.getBoundingClientRect(), part.getBoundingClientRect())) problems.push('the hammer covers KEEP');
@@ -117,7 +130,7 @@ MEASURE = """projector => {
     if (story.top - next.bottom > 40) problems.push(`the story starts ${Math.round(story.top - next.bottom)} px under the stepper`);
   }
   return problems;
-}""".replace("CUT_MENUS", CUT_MENUS)
+}""".replace("CUT_MENUS", CUT_MENUS).replace("KEEP_CLEAR", KEEP_CLEAR)
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +205,51 @@ def test_projector_mode_shows_title_well_story_and_bill_on_one_screen(reused, li
     reused.set_viewport_size({"width": 1920, "height": 1080})
     failures = sweep(reused, live_server, [f"{path}&projector=1&lang={lang}" for path in urls], projector=True)
     assert not failures, f"{len(failures)} problems in projector mode, e.g.:\n" + "\n".join(failures[:12])
+
+
+# Where KEEP is drawn in a plain well (beside a zoomed view it has a lane of its own), and each
+# axis leader line's run: _well.html's markup.
+KEEP_ZONE = re.compile(r'<rect class="keep-zone in-well" y="([\d.]+)" height="([\d.]+)"')
+AXIS_LEADER = re.compile(r'<path class="leader mark-\w+" d="M\d+,([\d.]+) L\d+,([\d.]+)"')
+# The lessons' settings, and with an alert and a target line that crowd the red line's label.
+CROWDED = ("", "&alert=0.7&target=0.75")
+
+
+def leader_beside_keep(html: str) -> bool:
+    """Whether an axis label's leader line runs beside KEEP's bracket, within the length of its
+    name (about 40 px): where it could cross the name, and only there."""
+    zone = KEEP_ZONE.search(html)
+    if not zone:
+        return False
+    top, bottom = float(zone[1]), float(zone[1]) + float(zone[2])
+    return any(min(map(float, run)) < bottom + 25 and max(map(float, run)) > top - 25 for run in AXIS_LEADER.findall(html))
+
+
+@pytest.fixture(scope="module")
+def keep_beside_leaders():
+    """Each lesson's calls, with its settings and with a crowded axis, where an axis leader
+    runs beside KEEP's bracket: five at most, first and last among them and evenly between.
+    The page's heights do not depend on the screen, so the markup tells."""
+    from tests.golden import make_client
+
+    client = make_client()
+    paths = []
+    for lesson in lessons(client):
+        calls = client.get(f"/play/{lesson}.json").get_json()["calls"]
+        for settings in CROWDED:
+            beside = [f"/play/{lesson}?call={number}{settings}" for number in range(1, calls + 1) if leader_beside_keep(client.get(f"/play/{lesson}?call={number}{settings}").text)]
+            paths += [beside[round(i * (len(beside) - 1) / 4)] for i in range(5)] if len(beside) > 5 else beside
+    return list(dict.fromkeys(paths))
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_no_leader_line_or_axis_label_crosses_keeps_name_on_a_phone(reused, live_server, keep_beside_leaders, lang):
+    """/play/workshop-manuals?call=9&lang=fr at 390 px drew the alert and target labels' leaders
+    across KEEP's rotated name: it moves along its bracket to where none runs."""
+    assert len(keep_beside_leaders) >= 10, keep_beside_leaders
+    reused.set_viewport_size({"width": 390, "height": SIZES[390]})
+    failures = []
+    for path in keep_beside_leaders:
+        reused.goto(f"{live_server}{path}&lang={lang}", wait_until="domcontentloaded")
+        failures += [f"{path}: {problem}" for problem in reused.evaluate(KEEP_CLEAR)]
+    assert not failures, f"{len(failures)} problems at 390 px, e.g.:\n" + "\n".join(failures[:12])

@@ -285,3 +285,40 @@ def test_the_resting_hammer_never_covers_an_axis_label():
                     label = mark.label_y if mark.label_y is not None else mark.y
                     # an axis label is a figure (12 px type) over its caption: label-12 to label+24
                     assert not (label - 12 < rest + HAMMER_HALF and rest - HAMMER_HALF < label + 24), (scenario.id, strategy, number, mark.kind)
+
+
+def leader_spans(well) -> list[tuple[float, float]]:
+    """The heights each axis leader line runs over, from its label to its level (_well.html draws one when they are more than 2 px apart)."""
+    return [(min(mark.y, mark.label_y), max(mark.y, mark.label_y)) for mark in well.marks if mark.label_y is not None and abs(mark.label_y - mark.y) > 2]
+
+
+@pytest.mark.parametrize("size", [NORMAL, PROJECTOR])
+def test_keeps_name_lies_clear_of_the_axis_leaders_and_the_hammer(size):
+    """Beside a plain well KEEP's name shares the lane between the axis and the well with the
+    leader lines of axis labels pushed off their level (the alert and target lines crowd the
+    red line) and with the resting hammer: it moves along the bracket, or just past its end,
+    to where none of them runs, and stays in the drawing; with nothing in the way it is at the
+    bracket's middle."""
+    from webapp.core.inputs.library import scenario_library
+
+    moved = 0
+    for scenario in scenario_library().scenarios.values():
+        for changes in ({}, {"alert": 0.7, "target": 0.75}):
+            result = replay(scenario, scenario.settings.model_copy(update=changes))
+            for number in range(1, len(result.calls) + 1):
+                well = layout(result, number, size=size)
+                if well.keep_top is None or well.zoom is not None:
+                    continue
+                name = (well.keep_name_y - size.keep_half, well.keep_name_y + size.keep_half)
+                spans = leader_spans(well)
+                if well.hammer_y is not None and well.hammer_x != HAMMER_BESIDE_KEEP:
+                    spans.append((well.hammer_y - HAMMER_HALF, well.hammer_y + HAMMER_HALF))
+                where = (scenario.id, changes, number)
+                assert all(end < name[0] or start > name[1] for start, end in spans), where
+                assert TOP <= name[0] and name[1] <= well.bottom_y, where
+                middle = (well.keep_top + well.keep_bottom) / 2
+                if all(end < middle - size.keep_half or start > middle + size.keep_half for start, end in spans):
+                    assert well.keep_name_y == middle, where
+                else:
+                    moved += 1
+    assert moved  # the workshop-manuals lesson's alert and target lines push its labels off

@@ -1,10 +1,13 @@
 """Long tool names in the well's labels (a pasted session's MCP tools run to 33 characters):
 clipped in the middle, so the label fits its column and two tools that share a prefix still
 read apart; the whole name stays in the block's accessible name, the table view and the
-selected block's detail. The floor's part a pasted log does not hold is a line of its own."""
+selected block's detail. An assistant message that calls several long-named tools at once says
+how many on a wide screen and on a phone, so its label fits too. The floor's part a pasted log
+does not hold is a line of its own."""
 
 from __future__ import annotations
 
+import json
 import re
 from html import unescape as html_unescape
 from pathlib import Path
@@ -13,11 +16,30 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.conftest import SIZES
+from tests.test_fit_browser import sweep
 from webapp.core.model import LANGUAGES
 from webapp.web.pages.play.well import SHORT_NAME, UNZOOMED_ROOM, clipped, width
 
 SESSION = Path(__file__).parent / "fixtures" / "sessions" / "claude-code" / "vibecodingtracker-claude-code-v1.0.95.jsonl"
 RESOLVE, DOCS = "mcp__context7__resolve-library-id", "mcp__context7__get-library-docs"
+# MCP tools as a coding agent names them, 30 to 36 characters, three sharing a server's prefix.
+LONG_NAMES = [RESOLVE, DOCS, "mcp__github__search_repositories", "mcp__playwright__browser_navigate", "mcp__context7__get-library-versions"]
+PARALLEL = (2, 3, 5)  # how many of them each assistant message calls at once
+
+
+def parallel_calls() -> str:
+    """A pasted chat (OpenAI messages) whose assistant calls 2, then 3, then 5 of the long-named
+    tools in one message, each answered (in 30 to 2,430 words, so the labels' figures run from
+    two digits to four, the chat staying under the threshold), then replies: one call per assistant message."""
+    messages = [{"role": "system", "content": "You look up libraries' documentation."}]
+    for turn, count in enumerate(PARALLEL):
+        messages.append({"role": "user", "content": f"Which version of library {turn} do I need, and how do I call it?"})
+        calls = [{"id": f"call-{turn}-{i}", "type": "function", "function": {"name": name, "arguments": json.dumps({"library": f"lib{turn}"})}} for i, name in enumerate(LONG_NAMES[:count])]
+        messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+        messages += [{"role": "tool", "tool_call_id": call["id"], "content": f"{call['function']['name']} found: " + "docs " * (30 * 3**i)} for i, call in enumerate(calls)]
+        messages.append({"role": "assistant", "content": "Version 2 of it; call it with a client object. " * 4})
+    return json.dumps(messages)
 
 
 @given(st.text(alphabet=st.characters(blacklist_characters="…"), min_size=1, max_size=80), st.integers(min_value=4, max_value=60))
@@ -57,10 +79,10 @@ def drawn_labels(html: str) -> list[str]:
 
 
 # What a wide screen draws of the two tools' results at call 32 (no zoomed view): the French
-# label's words leave its name no more room than a phone's.
+# label's words leave its name no more room than a phone's, which just fits.
 DRAWN = {
     "en": {"tool result: mcp__c…ve-library-id", "tool result: mcp__c…-library-docs"},
-    "fr": {"résultat d'outil\xa0: mcp_…library-id", "résultat d'outil\xa0: mcp_…brary-docs"},
+    "fr": {"résultat d'outil\xa0: mcp_…ibrary-id", "résultat d'outil\xa0: mcp_…rary-docs"},
     "zh": {"工具结果：mcp__co…olve-library-id", "工具结果：mcp__co…et-library-docs"},
 }
 
@@ -71,7 +93,7 @@ def test_a_long_tool_name_is_clipped_in_the_drawing_and_whole_in_the_name_and_ta
     html = client.get(f"{path}?call=32&lang={lang}").get_data(as_text=True)
     drawn = {label.rsplit(" ", 1)[0] for label in drawn_labels(html) if "mcp" in label}
     assert drawn == DRAWN[lang]
-    assert all(width(label) <= UNZOOMED_ROOM or lang == "fr" for label in drawn)
+    assert all(width(label) <= UNZOOMED_ROOM for label in drawn)
     assert re.search(rf"<title>[^<]*{RESOLVE}[^<]*</title>", html) and re.search(rf"<title>[^<]*{DOCS}[^<]*</title>", html)
     table = html[html.index('id="table-view"') :]
     assert re.search(rf">[^<]*{RESOLVE}</a>", table) and re.search(rf">[^<]*{DOCS}</a>", table)
@@ -97,3 +119,30 @@ def test_the_floors_part_not_in_the_log_is_a_line_under_its_name(session, lang):
     assert "14" in whole and "996" in whole and len(short) < len(whole)
     title = re.search(r'<a id="block-floor"[^>]*><title>([^<]*)</title>', html).group(1)
     assert title.endswith(whole)  # the accessible name says it too
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", SIZES)
+def test_a_message_calling_several_long_named_tools_fits_its_label(sized, live_server, width, lang):
+    """At every call of a chat whose assistant calls 2, 3 and 5 MCP tools at once, every label
+    of the well lies inside the drawing and over no other (tests/test_fit_browser.py's measure)."""
+    answer = sized.request.post(f"{live_server}/transcripts", form={"transcript": parallel_calls()}, max_redirects=0)
+    assert answer.status == 303
+    path = answer.headers["location"].removeprefix(live_server)
+    paths = [f"{path}?call={number}&lang={lang}" for number in range(1, 2 * len(PARALLEL) + 1)]
+    failures = sweep(sized, live_server, paths, projector=False)
+    assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_message_calling_several_tools_names_each_whole_in_its_name_table_and_detail(client, lang):
+    answer = client.post("/transcripts", data={"transcript": parallel_calls()})
+    path = answer.headers["Location"]
+    html = client.get(f"{path}?call=6&lang={lang}").get_data(as_text=True)
+    for count in PARALLEL:
+        names = ", ".join(LONG_NAMES[:count])
+        assert re.search(rf'<a id="block-[^"]+"[^>]*><title>[^<]*→ {names}[,，]', html), count
+        assert re.search(rf">[^<]*→ {names}</a>", html[html.index('id="table-view"') :]), count
+    block = re.search(rf'<a id="block-([^"]+)"[^>]*><title>[^<]*→ {", ".join(LONG_NAMES)}[,，]', html).group(1)
+    detail = client.get(f"{path}?call=6&block={block}&lang={lang}").get_data(as_text=True)
+    assert re.search(r'<h2 id="detail-title">[^<]*→ ' + ", ".join(LONG_NAMES) + " <", detail)

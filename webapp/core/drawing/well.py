@@ -68,6 +68,9 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
     place_labels([*shapes, *traces, *(zoom.marks if zoom else [])], top=TOP + 6, bottom=size.height - 6, gap=size.label_gap)
     place_labels(marks, top=TOP + 8, bottom=size.height - 6, gap=size.axis_gap)
     moved = _hammer_clear_of_axis(moved, marks, size, bottom_y)
+    keep_name_y = None if keep_top is None else (keep_top + keep_bottom) / 2
+    if zoom is None and keep_name_y is not None:  # beside a zoomed view KEEP has a lane of its own
+        keep_name_y = _keep_name_clear(keep_name_y, _crossing_keeps_lane(marks, moved), size.keep_half, TOP, bottom_y)
     return Well(
         height=size.height,
         rim_y=rim_y,
@@ -81,6 +84,7 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
         zoom=zoom,
         keep_top=keep_top,
         keep_bottom=keep_bottom,
+        keep_name_y=keep_name_y,
         hammer_y=moved.hammer_y,
         hammer_settle=moved.hammer_settle,
         hammer_x=moved.hammer_x,
@@ -196,6 +200,29 @@ def _hammer_under_keep(moved: Motion, keep_bottom: float, bottom_y: float) -> Mo
     if rest > bottom_y:
         return replace(moved, hammer_x=HAMMER_BESIDE_KEEP)
     return replace(moved, hammer_y=rest, hammer_settle=struck - rest)
+
+
+def _crossing_keeps_lane(marks: list, moved: Motion) -> list[tuple[float, float]]:
+    """The spans (top, bottom) of what crosses the lane of KEEP's name between the axis and the
+    well: each axis label's leader line, drawn when the label is pushed more than 2 px off its
+    level (_well.html), over its whole run (the name spans the lane's width); and the hammer
+    resting at the wall."""
+    spans = [(min(mark.y, mark.label_y), max(mark.y, mark.label_y)) for mark in marks if mark.label_y is not None and abs(mark.label_y - mark.y) > 2]
+    if moved.hammer_y is not None and moved.hammer_x != HAMMER_BESIDE_KEEP:
+        spans.append((moved.hammer_y - HAMMER_HALF, moved.hammer_y + HAMMER_HALF))
+    return spans
+
+
+def _keep_name_clear(middle: float, spans: list[tuple[float, float]], half: float, top: float, bottom: float) -> float:
+    """Where KEEP's name goes, as near its bracket's middle as it can be (an axis label pushed
+    off its level runs its leader across the lane): the middle if no span crosses the name
+    there, else the nearest place just over or under a span that none crosses, within the
+    drawing; the middle when there is none."""
+    def clear(at: float) -> bool:
+        return top <= at - half and at + half <= bottom and all(end < at - half or start > at + half for start, end in spans)
+
+    places = [middle, *(edge for start, end in spans for edge in (start - half - 1, end + half + 1))]
+    return min((at for at in places if clear(at)), key=lambda at: abs(at - middle), default=middle)
 
 
 def _hammer_clear_of_axis(moved: Motion, marks: list, size: Size, bottom_y: float) -> Motion:

@@ -19,10 +19,11 @@ class Size:
     label_gap: float  # between two block labels (one line each)
     axis_gap: float  # between two axis labels (two lines each: a figure and its caption)
     caption_dy: float  # from an axis label's figure to its caption
+    keep_half: float  # half of KEEP's rotated name, along the well (app.css's .keep-label), and a pixel to spare
 
 
-NORMAL = Size(height=460, label_gap=19, axis_gap=37, caption_dy=20)
-PROJECTOR = Size(height=505, label_gap=25, axis_gap=48, caption_dy=25)  # app.css: svg.well.projector, fits 1280×720
+NORMAL = Size(height=460, label_gap=19, axis_gap=37, caption_dy=20, keep_half=21)  # KEEP in 12 px: 40 px long
+PROJECTOR = Size(height=505, label_gap=25, axis_gap=48, caption_dy=25, keep_half=26)  # app.css: svg.well.projector, fits 1280×720; KEEP in 15 px
 TOP = 34  # a band over the whole drawing for "Gulp!" and the zoom's caption, so no label meets them
 BOTTOM = 16
 LABEL_GAP = NORMAL.label_gap
@@ -239,6 +240,7 @@ class Well:
     zoom: Zoom | None = None
     keep_top: float | None = None  # KEEP, in the view that carries the labels
     keep_bottom: float | None = None
+    keep_name_y: float | None = None  # the middle of KEEP's name, beside its bracket
     hammer_y: float | None = None
     hammer_settle: float = 0.0  # the hammer strikes the old top of what it hits, then presses it down
     hammer_x: float = HAMMER_AT_WALL

@@ -157,15 +157,20 @@ def answered_tool(block: Block, names: dict[str, str]) -> str:
     return names.get(block.message.get("tool_call_id", ""), "?")
 
 
+def called_names(block: Block) -> Counter[str]:
+    """How many times a message calls each tool, by the tool's name, in the order first called."""
+    return Counter((call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or [])
+
+
 def called_tools(block: Block, name: Callable[[str], str] = str) -> str:
     """The tools an assistant message calls, each named once (as `name` writes it) with how
     many times when more than once ("get_stock ×3"), so parallel calls fit on one line."""
-    names = Counter((call.get("function") or {}).get("name", "") for call in block.message.get("tool_calls") or [])
-    return ", ".join(name(tool) if count == 1 else f"{name(tool)} ×{count}" for tool, count in names.items())
+    return ", ".join(name(tool) if count == 1 else f"{name(tool)} ×{count}" for tool, count in called_names(block).items())
 
 
-# The longest tool name a phone's label column writes whole, with its tokens beside it.
-SHORT_NAME = 15
+# The longest tool name a phone's label column writes whole, with its tokens beside it (15
+# ran "mcp_…brary-docs 137" 2 px past a 390 px phone's edge).
+SHORT_NAME = 14
 # The characters a wide screen's label writes before its tokens (a CJK character counts two):
 # the floor's label, which fits the narrowest column of a wide screen (beside a zoomed view at
 # 1280 px) in every language; without a zoomed view the column is 30 px wider (3 characters
@@ -178,7 +183,7 @@ UNZOOMED_ROOM = LABEL_ROOM + 3
 def clipped(name: str, limit: int = SHORT_NAME) -> str:
     """A tool's name in at most `limit` characters: whole when it fits, else its start and its
     end around "…", the end the longer part, as tools that share a prefix (mcp__context7__…)
-    differ at their end (mcp_…library-id, mcp_…brary-docs in 15)."""
+    differ at their end (mcp_…ibrary-id, mcp_…rary-docs in 14)."""
     if len(name) <= limit:
         return name
     head = (limit - 1) // 3
@@ -191,21 +196,25 @@ def width(text: str) -> int:
 
 
 def drawn_label(block: Block, names: dict[str, str], _: Callable[[str], str], room: int = LABEL_ROOM) -> str:
-    """The label a wide screen draws: the whole label when it takes at most `room`, else
-    its tool names clipped to share the room the rest of the label leaves, but never shorter
-    than a phone's (so the phone's form is a part of it, written once: split_label). The
-    accessible name, the table view and the selected block's detail keep the whole names."""
+    """The label a wide screen draws: the whole label when it takes at most `room`, else its
+    tool's name clipped to the room the rest of the label leaves, but never shorter than a
+    phone's (so the phone's form is a part of it, written once: split_label); a message that
+    calls several tools then says how many ("assistant → 2 tools"). The accessible name, the
+    table view and the selected block's detail keep the whole names."""
     label = block_label(block, names, _)
     if width(label) <= room:
         return label
-    tools = len({(call.get("function") or {}).get("name") for call in block.message.get("tool_calls") or []}) or 1
-    each = max(SHORT_NAME, (room - width(block_label(block, names, _, lambda tool: ""))) // tools)
+    tools = len(called_names(block))
+    if tools > 1:  # no room for two names clipped to a phone's length: the tool results name each
+        return _("assistant → %(count)d tools") % {"count": tools}
+    each = max(SHORT_NAME, room - width(block_label(block, names, _, lambda tool: "")))
     return block_label(block, names, _, lambda tool: clipped(tool, each))
 
 
 def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) -> str:
     """The label without what its colour already tells, for a narrow screen: the tool's name
-    (clipped) for a tool call or result, "summary" for a summary, the manual's name (rag, ltm)
+    (clipped) for a tool call or result (how many tools, for a call of several that would take
+    more room than one name), "summary" for a summary, the manual's name (rag, ltm)
     for retrieved pages or memory."""
     if block.state == "summary":
         return _("summary")
@@ -215,6 +224,8 @@ def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
         return MANUAL_KEYS[block_kind(block)]
     if block.role == "assistant":
         called = called_tools(block, clipped)
+        if len(called_names(block)) > 1 and width(called) > SHORT_NAME:  # wider than one clipped name
+            return _("→ %(count)d tools") % {"count": len(called_names(block))}
         if called:
             return "→ " + called
     return block_label(block, names, _)
