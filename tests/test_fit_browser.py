@@ -8,6 +8,9 @@ at 1001 and 1200 px, where two columns leave the drawing narrowest), and in proj
 - the tokens written on a block lie within the block (a 5-digit figure overflowed a phone's
   zoomed block: they are shortened there);
 - the hammer never covers the KEEP bracket;
+- no label, KEEP's name or leader line enters the top band where "Gulp!" is written (a stack far
+  over the window, cut at the band, drew KEEP's name up into it and past the drawing's top, and
+  its cut blocks' leaders across "Gulp!");
 - KEEP's name lies over no wall and no axis label, and neither the zoomed view's connector nor a
   leader line crosses it (beside a zoomed view it sat on the true well's right wall, by the
   dashed connector; beside a plain well the leaders of the alert and target lines' labels, pushed
@@ -109,6 +112,20 @@ MEASURE = """projector => {
       problems.push(`the tokens "${e.textContent.trim()}" are ${Math.round(r.width)} px wide on a block of ${Math.round(block.width)} px`);
   }
   problems.push(...(KEEP_CLEAR)());
+  // The top band is "Gulp!"'s (or the reply's or the harness's note): no label and no leader line enters it.
+  const band = svg.querySelector('.at-gulp text');
+  const under = band ? band.getBoundingClientRect().bottom : box.top;
+  for (const e of svg.querySelectorAll('.keep-label, .labels text, .at-axis text')) {
+    const r = shown(e);
+    if (r && band && r.top < under - 0.5) problems.push(`"${e.textContent.trim()}" reaches ${Math.round(r.top)}, into the top band (over ${Math.round(under)})`);
+  }
+  for (const line of band ? svg.querySelectorAll('.leader') : []) {
+    const screen = line.getScreenCTM(), length = line.getTotalLength();
+    for (let along = 0; along <= length; along += 1) {
+      const p = line.getPointAtLength(along).matrixTransform(screen);
+      if (p.y < under - 0.5 && p.y >= box.top) { problems.push(`a leader line runs into the top band at ${Math.round(p.x)},${Math.round(p.y)}`); break; }
+    }
+  }
   const hammer = svg.querySelector('.hammer');
   if (hammer) for (const part of svg.querySelectorAll('.keep-bracket, .keep-label')) {
     if (meet(hammer.getBoundingClientRect(), part.getBoundingClientRect())) problems.push('the hammer covers KEEP');
@@ -253,3 +270,36 @@ def test_no_leader_line_or_axis_label_crosses_keeps_name_on_a_phone(reused, live
         reused.goto(f"{live_server}{path}&lang={lang}", wait_until="domcontentloaded")
         failures += [f"{path}: {problem}" for problem in reused.evaluate(KEEP_CLEAR)]
     assert not failures, f"{len(failures)} problems at 390 px, e.g.:\n" + "\n".join(failures[:12])
+
+
+@pytest.fixture(scope="module")
+def runaway():
+    """Without compaction long-haul and harnesses stack far over the window, and the drawing
+    cuts the stack at its top band: for each, the first such call, the one whose KEEP, cut
+    there, is shortest (its name runs past the bracket's end) and the last."""
+    from webapp.core.drawing.well import layout
+    from webapp.core.drawing.well_parts import TOP
+    from webapp.core.engine.replay import replay
+    from webapp.core.inputs.library import open_scenario
+    from webapp.core.settings import with_strategy
+
+    paths = []
+    for lesson in ("long-haul", "harnesses"):
+        scenario = open_scenario(lesson)
+        result = replay(scenario, with_strategy(scenario.settings, scenario.settings, "none"))
+        wells = {number: layout(result, number) for number in range(1, len(result.calls) + 1)}
+        cut = [number for number, well in wells.items() if well.stack_top_y < TOP and well.keep_top is not None]
+        shortest = min(cut, key=lambda number: wells[number].keep_bottom - wells[number].keep_top)
+        paths += [f"/play/{lesson}?call={number}&strategy=none" for number in sorted({cut[0], shortest, cut[-1]})]
+    return paths
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", [*SIZES, "projector"])
+def test_a_stack_far_over_the_window_keeps_every_label_under_gulp(reused, live_server, runaway, width, lang):
+    """/play/harnesses?call=23&strategy=none drew KEEP's name over "Gulp!", and from call 24 past
+    the drawing's top: KEEP is cut at the band with the stack, its name stays under it."""
+    projector = width == "projector"
+    reused.set_viewport_size({"width": 1920, "height": 1080} if projector else {"width": width, "height": SIZES[width]})
+    failures = sweep(reused, live_server, [f"{path}&lang={lang}" + ("&projector=1" if projector else "") for path in runaway], projector=projector)
+    assert not failures, f"{len(failures)} problems at {width}, e.g.:\n" + "\n".join(failures[:12])

@@ -322,3 +322,26 @@ def test_keeps_name_lies_clear_of_the_axis_leaders_and_the_hammer(size):
                 else:
                     moved += 1
     assert moved  # the workshop-manuals lesson's alert and target lines push its labels off
+
+
+@pytest.mark.parametrize("size", [NORMAL, PROJECTOR])
+def test_a_runaway_stack_keeps_keep_and_the_leaders_out_of_the_top_band(size):
+    """Without compaction long-haul and harnesses stack far over the window: the drawing cuts
+    the stack at the top band, where "Gulp!" is written. KEEP is cut there too, its name (pushed
+    past a short bracket's end when need be) lies under the band and within the drawing, and no
+    block's leader line starts above the band (they ran up across "Gulp!")."""
+    from webapp.core.settings import with_strategy
+
+    runaway = cut_off = 0
+    for scenario in (LONG, open_scenario("harnesses")):
+        result = replay(scenario, with_strategy(scenario.settings, scenario.settings, "none"))
+        for number in range(1, len(result.calls) + 1):
+            well = layout(result, number, size=size)
+            where = (scenario.id, number)
+            runaway += well.stack_top_y < TOP
+            if well.keep_top is not None:
+                assert TOP <= well.keep_top <= well.keep_bottom <= well.bottom_y, where
+                assert TOP <= well.keep_name_y - size.keep_half and well.keep_name_y + size.keep_half <= well.bottom_y, where
+            assert all(shape.leader_y >= TOP for shape in well.shapes if shape.label_y is not None), where
+            cut_off += any(shape.anchor < TOP for shape in well.shapes if shape.label_y is not None)
+    assert runaway >= 20 and cut_off >= 20  # long-haul's calls from 42 on, harnesses' from 24 on

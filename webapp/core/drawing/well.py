@@ -68,9 +68,10 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
     place_labels([*shapes, *traces, *(zoom.marks if zoom else [])], top=TOP + 6, bottom=size.height - 6, gap=size.label_gap)
     place_labels(marks, top=TOP + 8, bottom=size.height - 6, gap=size.axis_gap)
     moved = _hammer_clear_of_axis(moved, marks, size, bottom_y)
-    keep_name_y = None if keep_top is None else (keep_top + keep_bottom) / 2
-    if zoom is None and keep_name_y is not None:  # beside a zoomed view KEEP has a lane of its own
-        keep_name_y = _keep_name_clear(keep_name_y, _crossing_keeps_lane(marks, moved), size.keep_half, TOP, bottom_y)
+    keep_name_y = None
+    if keep_top is not None:  # beside a zoomed view KEEP has a lane of its own, which nothing crosses
+        crossing = [] if zoom else _crossing_keeps_lane(marks, moved)
+        keep_name_y = _keep_name_clear((keep_top + keep_bottom) / 2, crossing, size.keep_half, TOP, bottom_y)
     return Well(
         height=size.height,
         rim_y=rim_y,
@@ -181,11 +182,14 @@ def _traces(replay: Replay, number: int, blocks: list[Block], after: dict, floor
 
 def _keep_span(call: Call, blocks: list[Block], shapes: list[Shape], stack_top: float) -> tuple[float | None, float | None]:
     """(top, bottom) of KEEP, the blocks compaction leaves alone, in the view that carries the
-    labels; (None, None) when it keeps none."""
+    labels; (None, None) when it keeps none. A stack far over the window is cut at the top band
+    (_well.html's clip), and so is KEEP: its tint, bracket and name stay out of the band where
+    "Gulp!" is written."""
     if call.keep_start >= len(blocks):
         return None, None
     first_kept = next(shape for shape in shapes if shape.id == blocks[call.keep_start].id)
-    return stack_top, first_kept.anchor + first_kept.shown_height / 2
+    top = max(stack_top, TOP)
+    return top, max(top, first_kept.anchor + first_kept.shown_height / 2)
 
 
 def _hammer_under_keep(moved: Motion, keep_bottom: float, bottom_y: float) -> Motion:
@@ -217,12 +221,15 @@ def _keep_name_clear(middle: float, spans: list[tuple[float, float]], half: floa
     """Where KEEP's name goes, as near its bracket's middle as it can be (an axis label pushed
     off its level runs its leader across the lane): the middle if no span crosses the name
     there, else the nearest place just over or under a span that none crosses, within the
-    drawing; the middle when there is none."""
+    drawing (under the top band: a short KEEP cut at the band has its name run past the
+    bracket's end); the nearest place within the drawing when there is none."""
+    within = min(max(middle, top + half), bottom - half)
+
     def clear(at: float) -> bool:
         return top <= at - half and at + half <= bottom and all(end < at - half or start > at + half for start, end in spans)
 
-    places = [middle, *(edge for start, end in spans for edge in (start - half - 1, end + half + 1))]
-    return min((at for at in places if clear(at)), key=lambda at: abs(at - middle), default=middle)
+    places = [within, *(edge for start, end in spans for edge in (start - half - 1, end + half + 1))]
+    return min((at for at in places if clear(at)), key=lambda at: abs(at - middle), default=within)
 
 
 def _hammer_clear_of_axis(moved: Motion, marks: list, size: Size, bottom_y: float) -> Motion:

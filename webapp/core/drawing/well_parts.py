@@ -145,6 +145,13 @@ class Shape:
         return self.mid if self.zoom_y is None else self.zoom_y + self.zoom_height / 2
 
     @property
+    def leader_y(self) -> float:
+        """Where its label's leader line starts: its anchor, or the top band's edge for a block
+        of a runaway stack cut off above it (_well.html's clip), so no leader runs up into the
+        band and across "Gulp!"."""
+        return max(self.anchor, TOP)
+
+    @property
     def shown_height(self) -> float:
         return self.height if self.zoom_y is None else self.zoom_height
 
