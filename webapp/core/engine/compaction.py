@@ -132,7 +132,11 @@ class Context:
         return 0
 
     def settle(self, level: str, history: list[Block], end: int) -> None:
-        """`level` found nothing to change in history[:end], as it now is."""
+        """`level` found nothing to change in history[:end], as it now is; the next scan starts
+        there, or at the first pinned message this compaction passed over, so that a later
+        compaction passes over it again and reports it (`pinned_kept`)."""
+        if self.passed_over:
+            end = next((index for index in range(end) if history[index].id in self.passed_over), end)
         if end > 0:
             self.settled[level] = (end, history[end - 1])
 

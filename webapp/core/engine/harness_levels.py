@@ -247,16 +247,12 @@ def mask_level(work: Work, context: Context) -> None:
     <MASKED>; replies and their calls stay. No model call."""
     history = work.history
     boundary = context.keep_start(history)
-    first_kept = None
     for index in range(context.scan_start("mask", history), boundary):
         block = history[index]
-        if block.role not in TOOL_RESULT_ROLES or block.state == "cleared":
-            continue
-        if context.kept(block):
-            first_kept = index if first_kept is None else first_kept
+        if block.role not in TOOL_RESULT_ROLES or block.state == "cleared" or context.kept(block):
             continue
         _clear(work, context, index, MASK)
-    context.settle("mask", history, boundary if first_kept is None else first_kept)
+    context.settle("mask", history, boundary)
     if work.cleared:
         work.levels.append("mask")
 

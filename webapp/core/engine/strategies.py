@@ -44,13 +44,9 @@ def truncate_level(work: Work, context: Context) -> None:
     history = work.history
     tool_names: dict[str, str] | None = None  # built only when a fetch-once tool may be hit
     boundary = context.keep_start(history)
-    first_kept = None
     for index in range(context.scan_start("truncate", history), boundary):
         block = history[index]
-        if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK):
-            continue
-        if context.kept(block):
-            first_kept = index if first_kept is None else first_kept
+        if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK) or context.kept(block):
             continue
         shrunk = _noted(block, context)
         _replace(work, index, shrunk)
@@ -62,9 +58,9 @@ def truncate_level(work: Work, context: Context) -> None:
         if "truncate" not in work.levels:
             work.levels.append("truncate")
         if context.fits(work.units):
-            context.settle("truncate", history, index + 1 if first_kept is None else first_kept)
+            context.settle("truncate", history, index + 1)
             return
-    context.settle("truncate", history, boundary if first_kept is None else first_kept)
+    context.settle("truncate", history, boundary)
 
 
 def drop_level(work: Work, context: Context) -> None:
@@ -195,7 +191,7 @@ def clear_level(work: Work, context: Context) -> None:
     destroyed: list[str] = []
     cleared_tokens = 0
     boundary = end = context.keep_start(trial)
-    first_kept = first_cleared = None  # where the next scan must look again
+    first_cleared = None  # where the next scan looks again if nothing is cleared
     for index in range(context.scan_start("clear", trial), boundary):
         block = trial[index]
         if block.role != "tool" or block.state == "cleared":
@@ -203,10 +199,7 @@ def clear_level(work: Work, context: Context) -> None:
         names = names if names is not None else history_call_names(trial)
         call_id = block.message.get("tool_call_id")
         name = names.get(call_id, "tool")
-        if name in settings.excluded_tools:
-            continue
-        if context.kept(block):
-            first_kept = index if first_kept is None else first_kept
+        if name in settings.excluded_tools or context.kept(block):
             continue
         first_cleared = index if first_cleared is None else first_cleared
         before = context.tokens(units)
@@ -221,7 +214,7 @@ def clear_level(work: Work, context: Context) -> None:
     committed = bool(cleared) and cleared_tokens >= settings.clear_at_least
     if not committed:  # what it would have cleared is looked at again next time
         end = first_cleared if first_cleared is not None else boundary
-    context.settle("clear", trial if committed else work.history, end if first_kept is None else min(end, first_kept))
+    context.settle("clear", trial if committed else work.history, end)
     if not cleared:
         return
     if not committed:
