@@ -178,6 +178,9 @@ class Origin:
     compactions: tuple[RecordedCompaction, ...] = ()
     # The settings the scenario's defaults took from the file (window, keep_unit).
     settings_from_file: tuple[str, ...] = ()
+    # The context window the file records, and where (Imported.window).
+    window: int | None = None
+    window_source: str = ""
 
 
 @dataclass(frozen=True)

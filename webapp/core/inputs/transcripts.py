@@ -112,7 +112,10 @@ def parse_transcript(
         source=source,
         kind="transcript",
         tools_field=imported.tools_field,
-        origin=Origin(imported.format, tuple(notes), imported.model, imported.usage, imported.compactions),
+        origin=Origin(
+            imported.format, tuple(notes), imported.model, imported.usage, imported.compactions,
+            window=imported.window, window_source=imported.window_source,
+        ),
     )
     return with_file_settings(scenario, notes)
 

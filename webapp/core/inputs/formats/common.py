@@ -89,6 +89,10 @@ class Imported:
     model: str | None = None
     usage: tuple[RecordedUsage, ...] = ()
     compactions: tuple[RecordedCompaction, ...] = ()
+    # The context window the file itself records (Codex's model_context_window, Cline's
+    # modelInfo, OpenHands' llm_config), and where: it wins over the window of the model named.
+    window: int | None = None
+    window_source: str = ""
 
 
 # --- Layers ------------------------------------------------------------------------------------
