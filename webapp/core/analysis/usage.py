@@ -6,7 +6,8 @@ ratio is measured instead, on the growth of the request since the first recorded
 unlogged part, engine/recorded.py, already makes that call agree): least squares through the
 origin, recorded growth = ratio × counted growth, over the calls of the replay with nothing
 compacted, before the first compaction the harness recorded (after it, the harness sent less
-than the whole history). The ratio is stated, never applied to the counts."""
+than the whole history), on the counter's own counts (`Call.counted`, before the replay built
+them on the recorded ones: engine/recorded.py, Calibration). The ratio is stated, never applied."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def usage_fit(result: Replay) -> UsageFit | None:
     whole = result if result.settings.strategy == "none" else replay(result.scenario, result.settings.model_copy(update={"strategy": "none"}))
     first = recorded[0].number
     harness = min((call for call in recorded_compactions(result.scenario) if call > first), default=len(whole.calls) + 1)
-    points = [(call.tokens, call.recorded.input_tokens) for call in whole.calls if call.recorded is not None and call.number < harness]
+    points = [(call.counted, call.recorded.input_tokens) for call in whole.calls if call.recorded is not None and call.number < harness]
     fitted = fit_ratio(points)
     if fitted is None:
         return UsageFit(len(recorded), median)

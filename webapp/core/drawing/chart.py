@@ -307,7 +307,7 @@ def small_well(comparison: Comparison, column: Column, call: int, width: int = 5
     at = column.call(call)
     bricks = []
     y = bottom
-    parts = [("floor", "floor", "floor", result.floor_tokens)]
+    parts = [("floor", "floor", "floor", result.floor_at(at.number))]
     parts += [(b.id, block_kind(b), b.state, result.block_tokens(b)) for b in at.blocks]
     for brick_id, kind, state, tokens in parts:
         h = size(tokens)

@@ -48,7 +48,7 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
     rim_y = TOP + headroom
     bottom_y = size.height - BOTTOM
     blocks = list(call.blocks)
-    after = stack(blocks, replay, bottom_y, scale)
+    after = stack(blocks, replay, bottom_y, scale, replay.floor_at(number))
     animated = call.compaction is not None and call.compaction.changed
     shapes = _shapes(replay, number, blocks, after, bottom_y, scale, animated, selected)
     traces = _traces(replay, number, blocks, after, floor_top=shapes[0].y)
@@ -57,7 +57,7 @@ def layout(replay: Replay, number: int, selected: str | None = None, size: Size 
     threshold_y = bottom_y - settings.limit * scale
     real_rim_y = bottom_y - settings.real_window * scale if settings.real_window != settings.window else None
     marks = axis_marks(settings, rim_y, threshold_y, real_rim_y, bottom_y, scale)
-    zoom, label_scale = zoom_view(replay, blocks, shapes, traces, scale, bottom_y, size)
+    zoom, label_scale = zoom_view(replay, number, shapes, traces, scale, bottom_y, size)
     stack_top = min((s.shown_y for s in shapes), default=bottom_y)
     keep_top, keep_bottom = _keep_span(call, blocks, shapes, stack_top)
     if zoom is None and keep_bottom is not None:  # the bracket and the hammer share the well's left side
@@ -114,10 +114,11 @@ def _shapes(
     call nothing arrives: the blocks settle instead (well_motion.py)."""
     call = replay.calls[number - 1]
     previous_ids = {b.id for b in replay.calls[number - 2].blocks} if number > 1 else set()
-    floor_h = replay.floor_tokens * scale
+    floor_tokens = replay.floor_at(number)
+    floor_h = floor_tokens * scale
     floor = Shape(
-        id="floor", kind="floor", state="floor", tokens=replay.floor_tokens, in_keep=False,
-        y=bottom_y - floor_h, height=floor_h, selected=selected == "floor", unlogged=replay.unlogged.tokens,
+        id="floor", kind="floor", state="floor", tokens=floor_tokens, in_keep=False,
+        y=bottom_y - floor_h, height=floor_h, selected=selected == "floor", unlogged=replay.unlogged_at(number),
     )
     floor.lines = 1 + floor.notes
     shapes = [floor]

@@ -28,7 +28,7 @@ def motion(replay: Replay, number: int, shapes: list[Shape], traces: list[Trace]
     call = replay.calls[number - 1]
     compaction = call.compaction
     history_before = replay.history_before(number)
-    before = stack(history_before, replay, bottom_y, scale)
+    before = stack(history_before, replay, bottom_y, scale, replay.floor_at(number))
     for shape in shapes[1:]:  # the floor never moves
         if shape.id in before:
             old_y, old_h = before[shape.id]

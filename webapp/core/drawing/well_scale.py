@@ -42,9 +42,9 @@ def scale_of(replay: Replay, size: Size = NORMAL) -> tuple[float, float]:
     return scale, above * scale
 
 
-def stack(blocks: list[Block], replay: Replay, bottom: float, scale: float) -> dict[str, tuple[float, float]]:
-    """id -> (y, height) of blocks stacked on the floor."""
-    top = bottom - replay.floor_tokens * scale
+def stack(blocks: list[Block], replay: Replay, bottom: float, scale: float, floor: float) -> dict[str, tuple[float, float]]:
+    """id -> (y, height) of blocks stacked on a floor of `floor` tokens."""
+    top = bottom - floor * scale
     out = {}
     for block in blocks:
         height = replay.block_tokens(block) * scale
@@ -89,13 +89,14 @@ def zoom_range(stack: float, drawn: float, levels: list[float]) -> float | None:
 
 
 def zoom_view(
-    replay: Replay, blocks: list[Block], shapes: list[Shape], traces: list[Trace], scale: float, bottom_y: float, size: Size
+    replay: Replay, number: int, shapes: list[Shape], traces: list[Trace], scale: float, bottom_y: float, size: Size
 ) -> tuple[Zoom | None, float]:
     """The zoomed view, when the stack needs one, and the scale of the view that carries the
     labels (the zoom's, else the true well's). The same stack, on a scale where its top sits
     just under the top band: each shape and trace gets its place in it."""
     settings = replay.settings
-    stack_tokens = replay.floor_tokens + sum(replay.block_tokens(block) for block in blocks)
+    blocks, floor = list(replay.calls[number - 1].blocks), replay.floor_at(number)
+    stack_tokens = floor + sum(replay.block_tokens(block) for block in blocks)
     levels = {"model": settings.real_window, "line": settings.limit, "window": settings.window, **manual_lines(settings)}
     spans = zoom_range(stack_tokens, settings.window + _above(replay), list(levels.values()))
     if spans is None:
@@ -103,8 +104,8 @@ def zoom_view(
     true_top = min((s.y for s in shapes), default=bottom_y)
     zoom_top = TOP + size.label_gap
     label_scale = (bottom_y - zoom_top) / spans
-    zoomed = stack(blocks, replay, bottom_y, label_scale)
-    shapes[0].zoom_y, shapes[0].zoom_height = bottom_y - replay.floor_tokens * label_scale, replay.floor_tokens * label_scale
+    zoomed = stack(blocks, replay, bottom_y, label_scale, floor)
+    shapes[0].zoom_y, shapes[0].zoom_height = bottom_y - floor * label_scale, floor * label_scale
     for shape in shapes[1:]:
         shape.zoom_y, shape.zoom_height = zoomed[shape.id]
     for trace in traces:  # a trace lies on the top of the block under it (or of the floor)

@@ -14,7 +14,7 @@ from ..model import Fact, RecordedUsage, Scenario
 from ..settings import Settings
 from .history import Block
 from .compaction import Compaction
-from .recorded import Unlogged, unlogged
+from .recorded import Calibration, Unlogged, unlogged
 
 
 class Event(NamedTuple):
@@ -82,6 +82,10 @@ class Call:
     pinned: tuple[PinStatus, ...] = ()
     # What the provider counted for this call, when the session recorded it (recorded.py).
     recorded: RecordedUsage | None = None
+    # The request as the counter alone counts it, and the recorded call `tokens` was corrected
+    # from (recorded.Calibration; None: `tokens` is the counter's own count).
+    counted: int = 0
+    calibration: Calibration | None = None
 
     @property
     def valid(self) -> bool:
@@ -115,6 +119,18 @@ class Replay:
 
     def block_tokens(self, block: Block) -> float:
         return get_counter(self.settings.counter).block_tokens(block.units)
+
+    def floor_at(self, number: int) -> float:
+        """The floor as drawn at call `number`: with the provider's count beyond the counter's
+        for this request (the recorded counts it was built on, recorded.Calibration), so that
+        the stack is as tall as the request; never below the floor the log holds."""
+        call = self.calls[number - 1]
+        return self.floor_tokens + max(call.tokens - call.counted, -self.unlogged.tokens)
+
+    def unlogged_at(self, number: int) -> int:
+        """The floor's part at call `number` that the log's messages do not explain."""
+        call = self.calls[number - 1]
+        return max(0, self.unlogged.tokens + call.tokens - call.counted)
 
     def history_before(self, number: int) -> list[Block]:
         """The history as it stood at call `number` before compaction: what the previous call

@@ -12,6 +12,7 @@ from ..settings import Settings
 from ..strategy_catalog import STRATEGIES, Strategy
 from .harness_keep import KEEP_RULES
 from .history import Block, caller_of, keep_start
+from .recorded import Calibration
 from .summarizer import Summarizer
 
 
@@ -88,12 +89,22 @@ class Context:
     settled: dict[str, tuple[int, Block]] = field(default_factory=dict)
     # What a harness remembers between calls (Gemini CLI: a summary was rejected once).
     memory: dict[str, Any] = field(default_factory=dict)
+    # How the session's recorded counts correct the counter's, from the last recorded call
+    # (recorded.Calibration); None: the counter's count as it is.
+    calibration: Calibration | None = None
 
     @property
     def strategy(self) -> Strategy:
         return STRATEGIES[self.settings.strategy]
 
     def tokens(self, units: int) -> int:
+        """The request of `units` history units as the loop counts it: the counter's count,
+        corrected by the session's recorded counts where it has them."""
+        counted = self.counted(units)
+        return counted if self.calibration is None else self.calibration.tokens(counted)
+
+    def counted(self, units: int) -> int:
+        """The same request as the counter alone counts it."""
         return self.counter.request_tokens(self.floor_units + units)
 
     def above_line(self, units: int) -> bool:

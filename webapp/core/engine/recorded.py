@@ -11,7 +11,16 @@ The unlogged part. Claude Code's log holds neither the system prompt nor the too
 definitions, yet the provider counted them. At the first call that recorded usage, what the
 provider counted minus what the playground counts there (when positive) is taken as a part of
 the floor, sent with every request: the first recorded call's count then equals the
-recorded one, and later calls carry it too (docs/transcripts.md, "Recorded usage")."""
+recorded one, and later calls carry it too (docs/transcripts.md, "Recorded usage").
+
+Counting as the harness counts (`Calibration`). Claude Code and Codex know, before a call,
+the provider's count of the last one, and add their own estimate of what came since. So does
+the replay: once a call's usage is recorded while the replay's history is still the one the
+session sent, each later request is that call's recorded input plus what changed since,
+counted with the counter (a ratio of tokenizers fit on so few calls scales noise more than it
+corrects: analysis/usage.py states it, unapplied). The anchor moves with each recorded call,
+never to the call it predicts, and stays where it was once the history differs from the
+recorded one (the strategy compacted, or the harness did)."""
 
 from __future__ import annotations
 
@@ -75,3 +84,18 @@ def unlogged(scenario: Scenario, counter: Counter, floor_units: int) -> Unlogged
         units += counter.measure(item.message)
     tokens = max(0, usage[first].input_tokens - counter.request_tokens(floor_units + units))
     return Unlogged(tokens, units_of(counter, tokens), first)
+
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How the loop counts a request from the last recorded call whose history it shares:
+    that call's recorded input, plus the change since as the counter counts it."""
+
+    call: int  # the replay call whose recorded input it builds on
+    counted: int  # that call's request as the counter counts it
+    recorded: int  # and as the provider counted it
+
+    def tokens(self, counted: int) -> int:
+        """The request the counter counts as `counted`, as the harness would count it."""
+        return max(0, self.recorded + counted - self.counted)

@@ -21,7 +21,7 @@ from .calls import Call, Event, PinStatus, Replay, chat_counter, chat_floor, scr
 from .compaction import Compaction, Context
 from .fact_watch import FactWatch
 from .pitfalls import LOOP, call_pitfalls, trigger_notices
-from .recorded import recorded_compactions, recorded_usage
+from .recorded import Calibration, recorded_compactions, recorded_usage
 from .strategies import compact
 from .summarizer import OfflineSummarizer, Summarizer
 
@@ -76,6 +76,7 @@ def first_action(base: Replay, settings: Settings) -> int | None:
         for block in call.blocks[counted:]:
             units += block.units
         counted = len(call.blocks)
+        context.calibration = call.calibration
         if context.must_compact(call.blocks, units):
             return call.number
     return None
@@ -159,6 +160,8 @@ class _Loop:
         self.units = sum(block.units for block in self.history)
         self.request, self.turn, self.turn_open = call.request_number, call.turn - 1, False
         self.sent = previous.sent_total
+        self.context.calibration = call.calibration
+        self.as_recorded = all(done >= number for done in self.harness)
         # What came since the last call waits for this one: the user messages' events.
         self.pending = [event for event in call.events[: next(i for i, e in enumerate(call.events) if e.kind != "user_message")]]
         replies = [index for index, item in enumerate(self.scenario.script) if item.role == "assistant"]
@@ -197,6 +200,9 @@ class _Loop:
             self.provider_floor = chat_floor(scenario, PROVIDER_COUNTER)[0]
         self.recorded = recorded_usage(scenario)
         self.harness = recorded_compactions(scenario)
+        # Whether the history is still the one the session sent: its recorded counts then
+        # anchor the next call's (recorded.Calibration).
+        self.as_recorded = True
         # Kept up to date as messages come, and recounted only when compaction changed the
         # history, so that a long chat is not walked again at every call.
         self.provider_units = 0
@@ -301,10 +307,16 @@ class _Loop:
         # What came since the last call is this call's: a request's event already is.
         events = [event if event.call == number else event._replace(call=number) for event in self.pending]
         self.pending = []
+        if number in self.harness:  # the session sent a compacted history from here on
+            self.as_recorded = False
+        calibration = self.context.calibration
         compaction = self._compact(number, events)
+        if compaction is not None and compaction.changed:
+            self.as_recorded = False
         self.turn += 1
         self.turn_open = True
         tokens = self.context.tokens(self.units)
+        counted = self.context.counted(self.units)
         if number in self.harness:  # shown where the harness did it; the replay keeps the history
             done = self.harness[number]
             summary = round(self.context.counter.block_tokens(self.context.counter.measure({"role": "user", "content": done.summary})))
@@ -316,6 +328,8 @@ class _Loop:
             events.append(Event("warning", number, {"tokens": tokens, "alert": round(alert), "line": round(self.settings.limit)}))
         window = self.settings.real_window
         provider_tokens = self._provider_tokens(tokens, compaction)
+        if calibration is not None:  # a count built on the provider's own is the provider's count
+            provider_tokens = tokens
         overflow = provider_tokens > window
         if overflow:
             events.append(Event("overflow", number, {"tokens": provider_tokens, "window": window}))
@@ -348,13 +362,23 @@ class _Loop:
                 provider_tokens=provider_tokens,
                 pinned=self._pin_statuses(),
                 recorded=self.recorded.get(number),
+                counted=counted,
+                calibration=calibration,
             )
         )
+        self._anchor(number, counted)
         if reply is not None:
             self.history.append(reply)
             self.facts.add(reply)
             self.units += reply.units
             self.provider_units += 0 if self.provider is self.context.counter else reply_units
+
+    def _anchor(self, number: int, counted: int) -> None:
+        """Count the next calls from this one's recorded input, while the history is the one
+        the session sent (recorded.Calibration)."""
+        recorded = self.recorded.get(number)
+        if recorded is not None and self.as_recorded:
+            self.context.calibration = Calibration(number, counted, recorded.input_tokens)
 
     def _compact(self, number: int, events: list[Event]) -> Compaction | None:
         """Compaction before the call, its events logged and its summarizer call billed."""

@@ -81,6 +81,9 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         "no_room_for_reply": call.no_room_for_reply,
         # What the provider counted for this call, when the session recorded it.
         "recorded": asdict(call.recorded) if call.recorded else None,
+        # How `tokens` was counted: the counter alone, or built on a recorded call's input.
+        "counted_by_counter": call.counted,
+        "built_on_recorded_call": call.calibration.call if call.calibration else None,
         "facts": [
             {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed}
             for f in call.facts
