@@ -76,7 +76,7 @@ class Call:
     problems: tuple[str, ...] = ()
     no_room_for_reply: bool = False
     # The request as the provider counts it: `tokens` itself, unless the loop counts with the
-    # estimate (then PROVIDER_COUNTER's count). Overflow is decided on this number.
+    # estimate (then provider_count.PROVIDER_COUNTER's count). Overflow is decided on this number.
     provider_tokens: int = 0
     # Every pinned message that has entered the history by this call, checked.
     pinned: tuple[PinStatus, ...] = ()

@@ -20,15 +20,12 @@ from ..settings import Settings
 from .calls import Call, Event, PinStatus, Replay, chat_counter, chat_floor, script_blocks
 from .compaction import Compaction, Context
 from .fact_watch import FactWatch
+from .provider_count import ProviderCount
 from .pitfalls import LOOP, call_pitfalls, trigger_notices
 from .recorded import Calibration, recorded_compactions, recorded_usage
 from .strategies import compact
 from .summarizer import OfflineSummarizer, Summarizer
 
-# The estimate is what a loop believes; a provider counts real tokens. When the loop counts
-# with the estimate, the provider's count (for overflow and room for the reply) is taken with
-# this tokenizer, the one of today's common OpenAI models.
-PROVIDER_COUNTER = "o200k_base"
 # Messages fed between two looks at the request's budget (each reads the thread's CPU clock):
 # fine-grained enough that a request stops within a few milliseconds of it.
 BUDGET_STEP = 8
@@ -169,8 +166,7 @@ class _Loop:
         self.pins_arrived = [item for item in self.scenario.script[:resume] if item.id in self.context.pinned]
         self._restart_pair_check()
         self._pair_problems(None)
-        if self.provider is not self.context.counter:
-            self.provider_units = sum(self._provider_measure(block.message) for block in self.history)
+        self.provider.recount(self.history)
         return resume
 
     def __init__(self, scenario: Scenario, settings: Settings, context: Context):
@@ -191,41 +187,13 @@ class _Loop:
         self.cannot_fit_said = False
         self.said: set[str] = set()  # notices said once per replay
         self.pins_arrived: list[ScriptMessage] = []  # pinned messages, as written, in order
-        counter = context.counter
-        if counter.name == "estimate":
-            counter = chat_counter(scenario, PROVIDER_COUNTER)
-        self.provider = counter
-        self.provider_floor = context.floor_units
-        if counter is not context.counter:
-            self.provider_floor = chat_floor(scenario, PROVIDER_COUNTER)[0]
+        self.provider = ProviderCount(scenario, context)
         self.recorded = recorded_usage(scenario)
         self.harness = recorded_compactions(scenario)
         # Whether the history is still the one the session sent: its recorded counts then
         # anchor the next call's (recorded.Calibration).
         self.as_recorded = True
-        # Kept up to date as messages come, and recounted only when compaction changed the
-        # history, so that a long chat is not walked again at every call.
-        self.provider_units = 0
-        self._provider_measured: dict[int, tuple[dict, int]] = {}
         self._restart_pair_check()
-
-    def _provider_units(self, message) -> int:
-        return 0 if self.provider is self.context.counter else self._provider_measure(message)
-
-    def _provider_tokens(self, tokens: int, compaction: Compaction | None) -> int:
-        if self.provider is self.context.counter:
-            return tokens
-        if compaction is not None and compaction.changed:
-            self.provider_units = sum(self._provider_measure(b.message) for b in self.history)
-        return self.provider.request_tokens(self.provider_floor + self.provider_units)
-
-    def _provider_measure(self, message) -> int:
-        # A recount after each compaction sees mostly the same messages: measure each once.
-        # The message is kept beside its units, so its id() cannot be reused by another.
-        found = self._provider_measured.get(id(message))
-        if found is None:
-            found = self._provider_measured[id(message)] = (message, self.provider.measure(message))
-        return found[1]
 
     def _restart_pair_check(self) -> None:
         """The pair check of the request as sent, prefix first, so indexes match `Call.request`."""
@@ -250,7 +218,7 @@ class _Loop:
         self.history.append(block)
         self.facts.add(block)
         self.units += block.units
-        self.provider_units += self._provider_units(block.message)
+        self.provider.add(block.message)
         return block
 
     def _end_turn(self) -> None:
@@ -307,29 +275,19 @@ class _Loop:
         # What came since the last call is this call's: a request's event already is.
         events = [event if event.call == number else event._replace(call=number) for event in self.pending]
         self.pending = []
-        if number in self.harness:  # the session sent a compacted history from here on
-            self.as_recorded = False
         calibration = self.context.calibration
         compaction = self._compact(number, events)
-        if compaction is not None and compaction.changed:
-            self.as_recorded = False
         self.turn += 1
         self.turn_open = True
-        tokens = self.context.tokens(self.units)
-        counted = self.context.counted(self.units)
-        if number in self.harness:  # shown where the harness did it; the replay keeps the history
-            done = self.harness[number]
-            summary = round(self.context.counter.block_tokens(self.context.counter.measure({"role": "user", "content": done.summary})))
-            events.append(Event("recorded_compaction", number, {"trigger": done.trigger, "before": done.tokens_before, "summary": summary}))
+        tokens, counted = self.context.tokens(self.units), self.context.counted(self.units)
+        self._harness_compaction(number, events)
         events.append(Event("turn_start", number, {"turn": self.turn, "request": self.request}))
         events.append(Event("model_call", number, {"tokens": tokens, "messages": len(self.history) + 1}))
         alert = self.settings.alert_line
         if alert is not None and alert < tokens <= self.settings.limit:
             events.append(Event("warning", number, {"tokens": tokens, "alert": round(alert), "line": round(self.settings.limit)}))
         window = self.settings.real_window
-        provider_tokens = self._provider_tokens(tokens, compaction)
-        if calibration is not None:  # a count built on the provider's own is the provider's count
-            provider_tokens = tokens
+        provider_tokens = self.provider.tokens(tokens, self.history, compaction, built_on_recorded=calibration is not None)
         overflow = provider_tokens > window
         if overflow:
             events.append(Event("overflow", number, {"tokens": provider_tokens, "window": window}))
@@ -362,20 +320,29 @@ class _Loop:
                 provider_tokens=provider_tokens,
                 pinned=self._pin_statuses(),
                 recorded=self.recorded.get(number),
-                counted=counted,
-                calibration=calibration,
+                counted=counted, calibration=calibration,
             )
         )
-        self._anchor(number, counted)
+        self._anchor(number, counted, compaction)
         if reply is not None:
             self.history.append(reply)
             self.facts.add(reply)
             self.units += reply.units
-            self.provider_units += 0 if self.provider is self.context.counter else reply_units
+            self.provider.add(reply.message, reply_units)
 
-    def _anchor(self, number: int, counted: int) -> None:
+    def _harness_compaction(self, number: int, events: list[Event]) -> None:
+        """Shown where the harness compacted, with its figures; the replay keeps the history."""
+        done = self.harness.get(number)
+        if done is not None:
+            summary = round(self.context.counter.block_tokens(self.context.counter.measure({"role": "user", "content": done.summary})))
+            events.append(Event("recorded_compaction", number, {"trigger": done.trigger, "before": done.tokens_before, "summary": summary}))
+
+    def _anchor(self, number: int, counted: int, compaction: Compaction | None) -> None:
         """Count the next calls from this one's recorded input, while the history is the one
-        the session sent (recorded.Calibration)."""
+        the session sent (recorded.Calibration): until the strategy changed it, or the harness
+        sent a compacted one."""
+        if number in self.harness or (compaction is not None and compaction.changed):
+            self.as_recorded = False
         recorded = self.recorded.get(number)
         if recorded is not None and self.as_recorded:
             self.context.calibration = Calibration(number, counted, recorded.input_tokens)
@@ -406,8 +373,8 @@ class _Loop:
         left in the window (`provider_tokens`: the request's, None when it overflows)."""
         if reply is None:
             return 0, False
-        reply_units = self.provider.measure(reply.message)
-        reply_tokens = round(self.provider.block_tokens(reply_units))
+        reply_units = self.provider.counter.measure(reply.message)
+        reply_tokens = round(self.provider.counter.block_tokens(reply_units))
         window = self.settings.real_window
         no_room = provider_tokens is not None and provider_tokens + reply_tokens > window
         if no_room:
