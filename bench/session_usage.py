@@ -1,20 +1,20 @@
-"""The table of docs/transcripts.md, "Sessions as they come off disk": each fixture of
-tests/fixtures/sessions/ read or not, its calls, the first call as the playground counts it
-(the session's own settings, the estimate counter, strategy none) beside what the provider
-recorded, and the median per-call difference (counted - recorded) over the calls that recorded
-usage: before the reconciliation (no unlogged part in the floor) and after it, with the
-ratio fit on the session's calls (analysis/usage.py). Calls are numbered as the replay numbers
-them (engine/recorded.py).
+"""The table of docs/transcripts.md, "Real sessions, counted and recorded": each fixture of
+tests/fixtures/sessions/ read or not, where it comes from (SOURCES.md), the model calls it
+records and the calls the replay makes, the window and where it came from, and each call's
+count at strategy none (the session's own settings) against the provider's recorded input:
+the median and largest error over the calls that recorded usage, as the replay counts them
+(built on the last recorded call, engine/recorded.py) and as the counter alone counts them.
 
     python -m bench.session_usage
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from pathlib import Path
 
-from webapp.core.analysis.usage import usage_fit
+from webapp.core.counting.windows import model_window
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import load_file
 from webapp.core.inputs.scenarios import ScenarioError
@@ -23,38 +23,60 @@ from webapp.core.settings import parse_settings
 SESSIONS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "sessions"
 
 
-def row(path: Path) -> str:
+def sources() -> dict[str, str]:
+    """Each fixture's repository, from the table of SOURCES.md ("generated" for ours)."""
+    out, source = {}, "?"
+    for line in (SESSIONS / "SOURCES.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("`"):
+            continue
+        if not cells[2].startswith("same repository"):  # else the row above's
+            source = "generated" if "generated" in cells[2] else cells[2].split(" @ ")[0].strip("* ")
+        for name in re.findall(r"`([^`]+)`", cells[0]):
+            out[name] = source
+    return out
+
+
+def _window(scenario) -> str:
+    origin = scenario.origin
+    if origin.window is not None and scenario.settings.window == origin.window:
+        return f"{origin.window:,} (the file)"
+    named = model_window(origin.model)
+    if named is not None and scenario.settings.window == named.window:
+        return f"{named.window:,} ({origin.model})"
+    return f"{scenario.settings.window:,} (not known)"
+
+
+def _errors(calls, attribute: str) -> str:
+    shares = [abs(getattr(call, attribute) - call.recorded.input_tokens) / call.recorded.input_tokens for call in calls]
+    return f"{statistics.median(shares):.1%} / {max(shares):.1%}"
+
+
+def row(path: Path, source: str) -> str:
     name = path.relative_to(SESSIONS)
     try:
         scenario = load_file(path)
     except ScenarioError as error:
-        return f"| `{name}` | no: {str(error).split(': ', 1)[1]} | | | |"
+        return f"| `{name}` | {source} | no: {str(error).split(': ', 1)[1]} | | | | | |"
     result = replay(scenario, parse_settings({"strategy": "none"}, scenario.settings))
-    recorded = {call.number: call.recorded.input_tokens for call in result.calls if call.recorded}
+    recorded = [call for call in result.calls if call.recorded is not None and call.recorded.input_tokens]
+    usage = len(scenario.origin.usage) if scenario.origin else 0
+    cells = [f"`{name}`", source, f"yes ({scenario.origin.format})", str(usage or "none"), str(len(result.calls)), _window(scenario)]
     if not recorded:
-        return f"| `{name}` | yes ({scenario.origin.format}) | {len(result.calls)} | {result.calls[0].tokens:,} counted, none recorded | | |"
-    missing = result.unlogged.tokens
-    before = {call.number: call.tokens - missing for call in result.calls}  # the floor without the unlogged part
-    after = {call.number: call.tokens for call in result.calls}
-    first = min(recorded)
-    fit = usage_fit(result)
-    ratio = f"{fit.ratio:.2f} (±{fit.error:.0%}, {fit.fit_calls} calls)" if fit.ratio is not None else "no growth to fit"
-    return (
-        f"| `{name}` | yes ({scenario.origin.format}) | {len(result.calls)} | call {first}: {before[first]:,} → {after[first]:,} counted vs "
-        f"{recorded[first]:,} recorded | {_median(before, recorded):+,.0f} → {_median(after, recorded):+,.0f} over {len(recorded)} calls | {ratio} |"
-    )
-
-
-def _median(counted: dict[int, int], recorded: dict[int, int]) -> float:
-    return statistics.median(counted[call] - recorded[call] for call in recorded)
+        return "| " + " | ".join([*cells, "", ""]) + " |"
+    return "| " + " | ".join([*cells, _errors(recorded, "tokens"), _errors(recorded, "counted")]) + " |"
 
 
 def main() -> None:
-    print("| fixture | read | calls | first call: counted (before → after) vs recorded | median per-call difference (before → after) | ratio recorded ÷ counted |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| fixture | source | read | calls recorded | calls replayed | window (from) "
+        "| error, median / max | counter alone, median / max |"
+    )
+    print("|---|---|---|---:|---:|---|---|---|")
+    known = sources()
     for path in sorted(SESSIONS.glob("*/*")):
         if path.suffix in (".json", ".jsonl", ".md"):
-            print(row(path))
+            print(row(path, known.get(str(path.relative_to(SESSIONS)), "?")))
 
 
 if __name__ == "__main__":
