@@ -5,6 +5,7 @@ history is the one the session sent."""
 
 from __future__ import annotations
 
+import io
 import statistics
 from pathlib import Path
 
@@ -129,3 +130,17 @@ def test_a_lesson_without_recorded_usage_counts_with_the_counter_alone():
     result = replay(lesson)
     assert lesson.origin is None
     assert all(call.calibration is None and call.tokens == call.counted for call in result.calls)
+
+
+def test_the_bill_says_which_recorded_call_a_count_is_built_on(client):
+    response = client.post(
+        "/transcripts", data={"file": (io.BytesIO(CLAUDE.read_bytes()), CLAUDE.name)}, content_type="multipart/form-data"
+    )
+    link = response.headers["Location"].split("?")[0]
+    page = client.get(f"{link}?call=3").get_data(as_text=True)
+    data = client.get(f"{link}.json?call=3").get_json()["current"]
+    assert data["built_on_recorded_call"] == 2
+    assert "Counted as the harness counts" in page and "at call 2" in page
+    assert f"{data['counted_by_counter']:,}" in page
+    first = client.get(f"{link}?call=1").get_data(as_text=True)
+    assert "Counted as the harness counts" not in first  # call 1 has no recorded call before it

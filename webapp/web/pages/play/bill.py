@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ....core.analysis.usage import UsageFit, usage_fit
+from ....core.counting.tokens import get_counter
 from ....core.engine.calls import Replay, per_replay
 
 if TYPE_CHECKING:
@@ -28,6 +29,12 @@ class Bill:
     unlogged: int = 0  # the floor's part the log does not hold
     unlogged_at: int | None = None  # the call it was measured at
     fit: UsageFit | None = None
+    # How this call's count was built: the recorded call it starts from, that call's recorded
+    # input, and the counter's own count of this request (engine/recorded.py, Calibration).
+    built_on: int | None = None
+    built_on_recorded: int | None = None
+    counted: int = 0
+    counter_label: str = ""  # the counter's name, a catalog message
 
     @property
     def slot(self) -> float:
@@ -66,4 +73,8 @@ def bill(data: PlayData) -> Bill:
         unlogged=result.unlogged.tokens,
         unlogged_at=result.unlogged.at,
         fit=usage_fit(result),
+        built_on=call.calibration.call if call.calibration else None,
+        built_on_recorded=call.calibration.recorded if call.calibration else None,
+        counted=call.counted,
+        counter_label=get_counter(result.settings.counter).label,
     )
