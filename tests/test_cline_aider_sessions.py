@@ -168,3 +168,19 @@ def test_a_pasted_aider_history_has_the_follow_up_calls(client):
     scenario_id = response.headers["Location"].split("/play/")[1].split("?")[0]
     data = client.get(f"/play/{scenario_id}.json?strategy=none").get_json()
     assert data["calls"] == aider_runs(text)[0]["requests"]
+
+
+def test_a_cline_request_smaller_than_the_one_before_is_where_cline_cut_its_history():
+    """Cline's context truncation is kept apart from the history file: a recorded prompt that
+    falls (same model) marks it, and the fit of the counts stops there."""
+    info = {"modelId": "claude-sonnet-4-5-20250929", "providerId": "anthropic", "mode": "act"}
+    history = [{"role": "user", "content": [{"type": "text", "text": "<task>\ngo\n</task>"}]}]
+    for index, (prompt, cached) in enumerate([(5, 9000), (5, 97000), (5, 48000), (5, 49000)]):
+        history.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{index}", "name": "read_file", "input": {"path": "a"}}],
+                        "modelInfo": info, "metrics": {"tokens": {"prompt": prompt, "completion": 10, "cached": cached}}})
+        history.append({"role": "user", "content": [{"type": "text", "text": "[read_file for 'a'] Result:\nA"}]})
+    from webapp.core.inputs.formats import import_transcript
+
+    imported = import_transcript(history)
+    (compaction,) = imported.compactions
+    assert (compaction.before_call, compaction.trigger, compaction.tokens_before) == (3, "auto", 97015)

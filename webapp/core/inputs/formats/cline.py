@@ -14,7 +14,11 @@ Facts from Cline's source (cline/cline, tag v3.53.0, commit of 2026-01-23):
   (src/core/task/index.ts; src/shared/messages/metrics.ts). `cached` is the cache writes
   plus reads, and `prompt` excludes them for the providers in INPUT_WITHOUT_CACHE.
 - The context window is in no message's fields, but environment_details states it:
-  "# Context Window Usage\\n78,199 / 128K tokens used (61%)" (getEnvironmentDetails)."""
+  "# Context Window Usage\\n78,199 / 128K tokens used (61%)" (getEnvironmentDetails).
+- Near the window Cline drops half or three quarters of the history after the first
+  exchange, or replaces files read twice by a notice (ContextManager
+  .getNewContextMessagesAndMetadata). It keeps that apart, not in this file: a request
+  smaller than the one before it, on the same model, is where it did."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ import re
 from typing import Any
 
 from ...i18n import N_
-from ...model import RecordedUsage
+from ...model import RecordedCompaction, RecordedUsage
 from .anthropic_messages import FORMAT as ANTHROPIC
 from .claude_code import NOTES as CLAUDE_CODE_NOTES
 from .common import Format, Imported, settle_calls
@@ -107,6 +111,16 @@ def _usage(raw: list) -> tuple[RecordedUsage, ...]:
     return tuple(usage)
 
 
+def _compactions(raw: list, usage: tuple[RecordedUsage, ...]) -> tuple[RecordedCompaction, ...]:
+    """Where the recorded prompt fell on the same model: Cline cut the history it sent."""
+    models = [message.get("modelInfo", {}).get("modelId") if isinstance(message.get("modelInfo"), dict) else None for message in raw if isinstance(message, dict) and message.get("role") == "assistant"]
+    return tuple(
+        RecordedCompaction(now.call, "", "auto", before.input_tokens + (before.output_tokens or 0), now.source)
+        for before, now in zip(usage, usage[1:])
+        if now.input_tokens < before.input_tokens and models[now.call - 1] == models[before.call - 1]
+    )
+
+
 def _model(raw: list) -> str | None:
     """The model of the last request that names one (Cline's own message-state.ts takes it so)."""
     for message in reversed(raw):
@@ -140,12 +154,15 @@ def _read_cline(raw: list) -> Imported:
         notes.append((N_("Tool calls with no tool_result block: %(count)s. Cline sends each with the result \"result missing\" before the next user message's text, as it does before every request (ensureToolResultsFollowToolUse)."), {"count": missing}))
     if counts["unanswered"]:
         notes.append((CLAUDE_CODE_NOTES["unanswered"], {"count": counts["unanswered"]}))
+    imported.usage = _usage(raw)
+    imported.compactions = _compactions(raw, imported.usage)
+    if imported.compactions:
+        notes.append((N_("Requests smaller than the one before: %(count)s. There Cline cut the history it sent (it drops older messages near the window, or replaces a file read twice), which the history file does not record; the replay keeps the whole history and marks those calls."), {"count": len(imported.compactions)}))
     imported.notes = [
         *notes,
         *imported.notes,
         (N_("The history holds neither the system prompt nor the tool descriptions, so they are not counted."), {}),
     ]
-    imported.usage = _usage(raw)
     imported.model = _model(raw)
     imported.window, imported.window_source = _window(raw)
     return imported
