@@ -34,8 +34,9 @@ READ = {
     "openhands/trajectory-basic_gui_mode.json": ("openhands", 5, 4, 0, "claude-3-5-sonnet-20241022"),
     "openhands/multi_swe_bench-output-lines-1-2.jsonl": ("openhands", 23, 23, 0, "meta-llama/llama-4-maverick"),
     "cline/generated-api_conversation_history.json": ("cline", 3, 0, 0, None),
+    "cline/generated-native-tools-api_conversation_history.json": ("cline", 4, 4, 0, "claude-sonnet-4-5-20250929"),
     "ollama/generated-chat-request-with-tools.json": ("ollama", 2, 0, 0, "llama3.2"),
-    "aider/mozgoslav.aider.chat.history.md": ("aider", 8, 6, 0, "lm_studio/qwen3.6-35b-a3b-uncensored-hauhaucs-aggressive"),
+    "aider/mozgoslav.aider.chat.history.md": ("aider", 9, 7, 0, "lm_studio/qwen3.6-35b-a3b-uncensored-hauhaucs-aggressive"),
     "aider/monochromatic.aider.chat.history.md": ("aider", 1, 0, 0, "openrouter/qwen/qwen3-235b-a22b"),
     "langchain/generated-messages_to_dict.json": ("langchain", 4, 4, 0, "gpt-4o-2024-08-06"),
     "langchain/generated-dumpd-state.json": ("langchain", 4, 4, 0, "gpt-4o-2024-08-06"),
@@ -201,17 +202,17 @@ def test_the_run_field_gives_the_link_of_another_run(client):
     assert refused.status_code == 400 and "this file holds 2 run(s)" in refused.get_data(as_text=True)
 
 
-def _cline_without_results(calls: int) -> str:
-    """A Cline history in the native tool era whose tool_use blocks never get a result."""
+def _cline_with_nameless_calls(calls: int) -> str:
+    """A Cline history whose tool_use blocks have no name: no harness writes that."""
     messages = [{"role": "user", "content": [{"type": "text", "text": "<environment_details>\nx\n</environment_details>"}]}]
     for index in range(calls):
-        messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{index}", "name": "read_file", "input": {}}]})
+        messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{index}", "input": {}}]})
         messages.append({"role": "user", "content": [{"type": "text", "text": f"[read_file for 'f{index}'] Result:"}]})
     return json.dumps(messages)
 
 
 def test_a_refusal_names_the_format_and_groups_repeated_problems_in_at_most_ten_lines(client):
-    response = client.post("/transcripts", data={"transcript": _cline_without_results(231)})
+    response = client.post("/transcripts", data={"transcript": _cline_with_nameless_calls(231)})
     page = response.get_data(as_text=True)
     assert response.status_code == 400
     assert "Format recognised: Cline / Roo Code task history." in page
@@ -220,7 +221,7 @@ def test_a_refusal_names_the_format_and_groups_repeated_problems_in_at_most_ten_
 
 
 def test_a_refusal_is_said_in_the_page_language(client):
-    response = client.post("/transcripts?lang=fr", data={"transcript": _cline_without_results(3)})
+    response = client.post("/transcripts?lang=fr", data={"transcript": _cline_with_nameless_calls(3)})
     page = response.get_data(as_text=True)
     assert response.status_code == 400
     assert "3 endroits" in page and "Format reconnu\u00a0: Historique de tâche Cline / Roo Code." in page

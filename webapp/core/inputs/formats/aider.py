@@ -15,8 +15,22 @@ from .common import Format, FormatError, Imported, Message, PlainText, call_numb
 
 SESSION_START = "# aider chat started at"
 USER_LINE = "#### "
-TOKENS = re.compile(r"^> Tokens: ([\d.]+)(k?) sent, ([\d.]+)(k?) received")
+# The figures aider 0.86.2 writes after each request (base_coder.calculate_and_show_tokens_and_cost,
+# utils.format_tokens: "950", "9.7k", "12k"): sent, cache write and cache hit when the
+# provider reports them, received.
+TOKENS = re.compile(r"^> Tokens: ([\d.]+)(k?) sent(?:, ([\d.]+)(k?) cache write)?(?:, ([\d.]+)(k?) cache hit)?, ([\d.]+)(k?) received")
 MODEL = re.compile(r"^> (?:Main )?[Mm]odel: (\S+)")
+# A question of io.confirm_ask and its answer. Answered for a whole group ("(A)ll"), the
+# answer is written with user_input, on a "#### " line, though it is no prompt (io.py).
+CONFIRM = re.compile(r"^(?:> |#### )(.+?) \(Y\)es/\(N\)o.*\]: ?(\S*)")
+ADD_FILE = "Add file to the chat?"
+# What aider sends, with no prompt of the user's, after files were added (prompts.added_files,
+# from base_coder.check_for_file_mentions via reflected_message).
+ADDED_FILES = "I added these files to the chat: {fnames}\nLet me know if there are others we should add."
+
+
+def _is_prompt(line: str) -> bool:
+    return line.startswith(USER_LINE) and not CONFIRM.match(line)
 
 
 def _is_aider(raw: Any) -> bool:
@@ -37,7 +51,7 @@ def _has_reply(session: list[tuple[int, str]]) -> bool:
     """A prompt, then a line of the model's (neither a prompt nor aider's own output)."""
     prompted = False
     for _number, line in session:
-        prompted = prompted or line.startswith(USER_LINE)
+        prompted = prompted or _is_prompt(line)
         if prompted and line.strip() and not line.startswith((USER_LINE, ">", SESSION_START)):
             return True
     return False
@@ -48,26 +62,58 @@ def _count(number: str, thousands: str) -> int:
 
 
 def _read_session(lines: list[tuple[int, str]]) -> Imported:
+    """One call per request aider sent: a reply closes at its "> Tokens:" line, and a reply
+    after that line with no prompt between is a request aider sent by itself (files added,
+    an edit, lint or test error to fix: base_coder.run_one's reflected_message)."""
     messages: list[Message] = []
     origins: list[str] = []
-    usage: dict[int, RecordedUsage] = {}  # by call: a retried call's last count
-    model, quoted = None, 0
-    for number, line in lines:
-        role = "user" if line.startswith(USER_LINE) else None if line.startswith(">") or line.startswith(SESSION_START) else "assistant"
-        if role is None:
-            quoted += 1
-            if found := TOKENS.match(line):
-                call = call_number(messages) - 1
-                usage[call] = RecordedUsage(call, _count(*found.group(1, 2)), _count(*found.group(3, 4)), None, f"line {number}")
-            elif found := MODEL.match(line):
-                model = model or found.group(1)
-            continue
-        text = line[len(USER_LINE):] if role == "user" else line
+    usage: list[RecordedUsage] = []
+    model, quoted, followups = None, 0, 0
+    closed = True  # no prompt since the last request's Tokens line (or the session's start)
+    said: list[str] = []  # aider's output since then
+    added: list[str] = []  # the files added to the chat since then
+    subject = ""  # the file a confirmation asks about (the line before it)
+
+    def add(role: str, text: str, number: int) -> None:
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"] += "\n" + text
-        elif role == "user" or text.strip():
+        else:
             messages.append({"role": role, "content": text})
             origins.append(f"line {number}")
+
+    for number, line in lines:
+        if _is_prompt(line):
+            add("user", line[len(USER_LINE):], number)
+            closed = False
+            continue
+        if line.startswith((">", USER_LINE, SESSION_START)):
+            quoted += 1
+            if found := TOKENS.match(line):
+                if not messages:
+                    continue  # no request: nothing was prompted or replied
+                if messages[-1]["role"] != "assistant":
+                    add("assistant", "", number)  # a request whose reply was empty
+                sent, _write, hit, received = (_count(*found.group(at, at + 1)) if found.group(at) else None for at in (1, 3, 5, 7))
+                usage.append(RecordedUsage(call_number(messages) - 1, sent, received, hit, f"line {number}"))
+                closed, said, added = True, [], []
+                continue
+            elif found := CONFIRM.match(line):
+                # A group's answer is written twice, on the "#### " line and the "> " one.
+                if line.startswith("> ") and found.group(1) == ADD_FILE and found.group(2)[:1].lower() in ("y", "a") and subject:
+                    added.append(subject)
+            elif found := MODEL.match(line):
+                model = model or found.group(1)
+            elif line.startswith("> "):
+                subject = line[2:].strip()
+                said.append(subject)
+            continue
+        if closed and line.strip():
+            reflected = ADDED_FILES.format(fnames=", ".join(added)) if added else "\n".join(text for text in said if text)
+            add("user", reflected, number)
+            followups += 1
+            closed = False
+        if line.strip() or (messages and messages[-1]["role"] == "assistant"):
+            add("assistant", line, number)
     for message in messages:
         message["content"] = message["content"].strip()
     if not messages:
@@ -76,10 +122,12 @@ def _read_session(lines: list[tuple[int, str]]) -> Imported:
         (N_("An aider chat history is a chat without tool structure: prompts (\"#### \" lines) and the model's replies, edits included as text. aider's own output (\"> \" lines: %(count)s) is left out."), {"count": quoted}),
         (N_("The history holds neither aider's system prompt nor the files it added to the chat, so they are not counted."), {}),
     ]
+    if followups:
+        notes.append((N_("Requests aider sent with no prompt in the history (after \"Add file to the chat?\", an edit error to fix, a watched file's comment): %(count)s. Each is a call; its message is the one aider sends (\"I added these files to the chat: …\"), or else what aider wrote before it."), {"count": followups}))
     if usage:
         notes.append((N_("aider recorded the tokens sent at %(count)s calls, rounded to hundreds (\"9.7k\")."), {"count": len(usage)}))
     imported = Imported("aider", messages, [], "tools", origins, notes, model=model)
-    imported.usage = tuple(usage[call] for call in sorted(usage) if call >= 1)
+    imported.usage = tuple(usage)
     return imported
 
 
