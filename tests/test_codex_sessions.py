@@ -155,3 +155,14 @@ def test_codex_desktop_prompts_written_only_as_events_are_read():
     # A prompt the history holds too is read once.
     twice = read(user("fix the build"), prompt, reply, usage(1, 500))
     assert sum(message["role"] == "user" for message in twice.messages) == 1
+
+
+def test_an_image_a_tool_returns_is_sent_after_its_output_not_refused():
+    """Codex's view_image tool answers with an input_image part (a real cli 0.125 rollout had
+    one; its repository has no licence, so it is not kept)."""
+    shot = item({"type": "function_call_output", "call_id": "a", "output": [{"type": "input_image", "image_url": "data:image/png;base64,AAAA"}]})
+    reply = item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "seen"}]})
+    imported = read(user("look"), call("a"), usage(1, 100), shot, reply, usage(2, 900))
+    assert [message["role"] for message in imported.messages] == ["user", "assistant", "tool", "user", "assistant"]
+    assert imported.messages[3]["content"] == [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
+    assert any(note.startswith("Tool outputs holding images") for note, _ in imported.notes)
