@@ -18,6 +18,7 @@ from webapp.core.engine.replay import replay
 from webapp.core.inputs.formats.common import parse_text
 from webapp.core.inputs.library import load_file
 from webapp.core.inputs.transcripts import import_transcript
+from webapp.core.settings import parse_settings
 
 CODEX = Path(__file__).parent / "fixtures" / "sessions" / "codex"
 ROLLOUTS = sorted(CODEX.glob("*.jsonl"))
@@ -43,6 +44,11 @@ def recorded_requests(path: Path) -> tuple[list[tuple[int, int | None]], int | N
     return requests, window, replies_after
 
 
+def replayed_calls(path: Path):
+    scenario = load_file(path)
+    return replay(scenario, parse_settings({"strategy": "none"}, scenario.settings)).calls
+
+
 def events_ahead(path: Path) -> bool:
     """cli 0.39 and 0.40 write a request's token_count before its reply."""
     version = json.loads(path.read_text(encoding="utf-8").splitlines()[0])["payload"]["cli_version"]
@@ -52,8 +58,7 @@ def events_ahead(path: Path) -> bool:
 @pytest.mark.parametrize("path", ROLLOUTS, ids=lambda path: path.name)
 def test_each_model_request_is_one_call_with_its_recorded_usage(path):
     requests, window, _ = recorded_requests(path)
-    scenario = load_file(path)
-    calls = replay(scenario).calls
+    calls = replayed_calls(path)
     recorded = [(call.recorded.input_tokens, call.recorded.cached_tokens) for call in calls if call.recorded]
     assert recorded == requests
     # A reply whose request's token_count the file does not hold is the last call, without usage.
@@ -64,10 +69,10 @@ def test_each_model_request_is_one_call_with_its_recorded_usage(path):
 
 @pytest.mark.parametrize("path", ROLLOUTS, ids=lambda path: path.name)
 def test_the_usage_is_on_the_call_its_request_made(path):
-    """Recorded call k is the k-th reply's: its input holds every message before that reply,
-    so the calls' recorded inputs grow with the history, and the first is the first reply's."""
+    """The first request's usage is on call 1, the first reply's (cli 0.39/0.40 write it ahead
+    of that reply: it was dropped, and every later one put a call late)."""
     requests, _, _ = recorded_requests(path)
-    calls = replay(load_file(path)).calls
+    calls = replayed_calls(path)
     first = next(call for call in calls if call.recorded)
     assert first.number == 1 and first.recorded.input_tokens == requests[0][0]
 
