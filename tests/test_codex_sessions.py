@@ -171,3 +171,12 @@ def test_an_image_a_tool_returns_is_sent_after_its_output_not_refused():
     assert [message["role"] for message in imported.messages] == ["user", "assistant", "tool", "user", "assistant"]
     assert imported.messages[3]["content"] == [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]
     assert any(note.startswith("Tool outputs holding images") for note, _ in imported.notes)
+
+
+def test_a_token_count_repeating_the_last_total_is_the_same_request():
+    """cli 0.114 sends the last token count again after the tools' outputs, with new rate
+    limits: the same total_token_usage, no new request (a real rollout has 17 such events of
+    35, uzaxirr/raze, a repository without a licence, so not kept)."""
+    reply = item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]})
+    imported = read(user("go"), call("a"), usage(1, 100), output("a"), usage(1, 100), reply, usage(2, 300), usage(2, 300))
+    assert [(recorded.call, recorded.input_tokens, recorded.source) for recorded in imported.usage] == [(1, 100, "line 4"), (2, 300, "line 8")]
