@@ -27,7 +27,7 @@ READ = {
     "claude-code/spotter-ae4a77f8-lines-1300-1700-compaction.jsonl": ("claude-code", 43, 43, 1, "claude-opus-4-6"),
     "claude-code/spotter-ae4a77f8-agent-acompact-946d2b.jsonl": ("claude-code", 1, 1, 0, "claude-opus-4-6"),
     "codex/empire-of-bits-codex-session-a.jsonl": ("codex", 7, 7, 0, "gpt-5.4"),
-    "codex/vibecodingtracker-codex-rollout.jsonl": ("codex", 19, 18, 0, "aide-gpt-5"),
+    "codex/vibecodingtracker-codex-rollout.jsonl": ("codex", 19, 19, 0, "aide-gpt-5"),  # cli 0.39 writes each token_count ahead of its reply
     "gemini-cli/vibecodingtracker-session.json": ("gemini-cli", 3, 3, 0, "gemini-3.1-pro-preview-customtools"),
     "gemini-cli/vibecodingtracker-session.jsonl": ("gemini-cli", 6, 6, 0, "gemini-3.1-pro-preview"),
     "gemini-api/generated-generatecontent-request.json": ("gemini-api", 2, 0, 0, None),

@@ -64,7 +64,8 @@ def _count(number: str, thousands: str) -> int:
 def _read_session(lines: list[tuple[int, str]]) -> Imported:
     """One call per request aider sent: a reply closes at its "> Tokens:" line, and a reply
     after that line with no prompt between is a request aider sent by itself (files added,
-    an edit, lint or test error to fix: base_coder.run_one's reflected_message)."""
+    an edit, lint or test error to fix: base_coder.run_one's reflected_message). Long because
+it is one walk over the lines, each kind of line kept where it goes."""
     messages: list[Message] = []
     origins: list[str] = []
     usage: list[RecordedUsage] = []

@@ -227,25 +227,31 @@ def call_number(messages: list[Message]) -> int:
 
 def settle_calls(messages: list[Message], origins: list[str], counts: dict[str, int]) -> tuple[list[Message], list[str]]:
     """Each assistant message's calls followed at once by their outputs, as chat completions
-    requires: messages written in between go after them (`counts["moved"]`), and calls the
-    log never answers are left out (`counts["unanswered"]`)."""
+    requires: the outputs are paired with their calls by id, and messages written before the
+    last of them go after it (`counts["moved"]`); calls the log never answers are left out
+    (`counts["unanswered"]`)."""
     outputs = {message.get("tool_call_id") for message in messages if message["role"] == "tool"}
     out: list[tuple[Message, str]] = []
     held: list[tuple[Message, str]] = []
+    waiting: set[str] = set()  # the calls of the last assistant message whose output is still to come
     for message, origin in zip(messages, origins):
         if message["role"] == "tool":
-            counts["moved"] += len(held)  # an output after them: they were in between
-            out += [(message, origin)] + held
-            held = []
+            out.append((message, origin))
+            waiting.discard(message.get("tool_call_id"))
+            if held and not waiting:
+                counts["moved"] += len(held)  # written before the last output: they were in between
+                out += held
+                held = []
             continue
         if message["role"] == "assistant":
             out += held
             held = []
             calls = [call for call in message.get("tool_calls") or [] if call["id"] in outputs]
             counts["unanswered"] += len(message.get("tool_calls") or []) - len(calls)
+            waiting = {call["id"] for call in calls}
             message = {key: value for key, value in message.items() if key != "tool_calls"} | ({"tool_calls": calls} if calls else {})
             out.append((message, origin))
-        elif out and (out[-1][0].get("tool_calls") or out[-1][0]["role"] == "tool"):
+        elif waiting:
             held.append((message, origin))
         else:
             out.append((message, origin))

@@ -19,6 +19,7 @@ REWRITTEN = {
     "instructions": N_("The instructions are sent as a system message ahead of the first item."),
     "reasoning": N_("Reasoning items left out: %(count)s. Their content is hidden from the caller (encrypted or summarised), so their tokens cannot be counted here."),
     "builtin": BUILTIN_TOOLS_LEFT_OUT,
+    "output_images": N_("Tool outputs holding images: %(count)s. Each output's images are sent in a user message after it, since a chat-completions tool message holds only text."),
 }
 
 
@@ -85,10 +86,15 @@ def read_item(check: Check, item: Any, at: str, messages: list[Message], origins
             messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
             origins.append(at)
     elif check.string(item.get("call_id"), f"{at}.call_id", nonempty=True):  # function_call_output
-        output = _responses_output(check, item.get("output"), f"{at}.output")
+        images: list[dict] = []
+        output = _responses_output(check, item.get("output"), f"{at}.output", images)
         if output is not None:
             messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": output})
             origins.append(at)
+        if images:  # a chat-completions tool message holds only text
+            messages.append({"role": "user", "content": images})
+            origins.append(at)
+            counts["output_images"] = counts.get("output_images", 0) + 1
 
 
 def _responses_message(check: Check, item: dict, at: str) -> Message | None:
@@ -119,17 +125,22 @@ def _responses_message(check: Check, item: dict, at: str) -> Message | None:
     return {"role": role, "content": parts}
 
 
-def _responses_output(check: Check, output: Any, at: str) -> str | list | None:
+def _responses_output(check: Check, output: Any, at: str, images: list[dict]) -> str | list | None:
+    """A function_call_output's text; its images (a screenshot the tool took) go to `images`."""
     if isinstance(output, str):
         return output
-    if not check.array(output, at, "a string or a list of input_text parts"):
+    if not check.array(output, at, "a string or a list of input_text and input_image parts"):
         return None
     parts = []
     for position, part in enumerate(output):
         where = f"{at}[{position}]"
-        if check.object(part, where, "a content part object") and check.one_of(part.get("type"), ("input_text",), f"{where}.type"):
-            if check.string(part.get("text"), f"{where}.text"):
-                parts.append({"type": "text", "text": part["text"]})
+        if not check.object(part, where, "a content part object") or not check.one_of(part.get("type"), ("input_text", "input_image"), f"{where}.type"):
+            continue
+        if part["type"] == "input_image":
+            if check.string(part.get("image_url"), f"{where}.image_url", nonempty=True):
+                images.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
+        elif check.string(part.get("text"), f"{where}.text"):
+            parts.append({"type": "text", "text": part["text"]})
     return parts
 
 
