@@ -20,7 +20,11 @@ NOTES = {
     "skipped": N_("Lines that are not conversation left out: %(count)s (info and error messages, header updates)."),
     "thoughts": N_("Thought summaries left out: %(count)s. They are shown to the user, not sent back to the model."),
     "thought": N_("Thought parts left out: %(count)s. Gemini keeps only their signatures, which are not text."),
+    "cancelled": N_("The request after the last reply was cancelled (the session says \"Request cancelled.\") and got no reply: the last reply's tool calls and their %(count)s results are left out, and the replay ends at that reply."),
 }
+# The info message Gemini CLI records when the user stops a request before its reply
+# (packages/cli/src/ui/hooks/useGeminiStream.ts, v0.39.0).
+CANCELLED = "Request cancelled."
 SESSION_KEYS = ("sessionId", "projectHash")
 
 
@@ -70,6 +74,20 @@ def _gemini_message(check: Check, message: dict, at: str, ids: CallIds, counts: 
     return out + results
 
 
+def _drop_cancelled_request(messages: list[Message], origins: list[str], counts: dict[str, int]) -> None:
+    """One call per gemini message: the request cancelled after the last one got no reply
+    and is not a call. Its tool results go, and the last reply's calls with them, as a
+    transcript's calls are answered (like the unanswered calls of other formats)."""
+    while messages[-1]["role"] == "tool":
+        messages.pop()
+        origins.pop()
+        counts["cancelled"] += 1
+    reply = messages[-1]
+    if reply["role"] == "assistant":
+        reply.pop("tool_calls", None)
+        reply["content"] = reply.get("content") or ""
+
+
 def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
     check = Check()
     counts = {key: 0 for key in NOTES} | {"unnamed": 0}
@@ -77,6 +95,7 @@ def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
     origins: list[str] = []
     usage, models = [], []
     ids = CallIds(counts)
+    cancelled = False  # since the last user or gemini message
     for at, message in _messages(raw, counts):
         if not check.object(message, at, "a message object"):
             continue
@@ -91,9 +110,13 @@ def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
             rewritten = _gemini_message(check, message, at, ids, counts)
         else:
             counts["skipped"] += 1
+            cancelled = cancelled or (kind == "info" and message.get("content") == CANCELLED)
             continue
+        cancelled = False
         messages += rewritten
         origins += [at] * len(rewritten)
+    if cancelled and messages and messages[-1]["role"] == "tool":
+        _drop_cancelled_request(messages, origins, counts)
     if check.problems:
         raise FormatError(check.problems)
     if not messages:
