@@ -16,8 +16,13 @@ from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import load_file
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
-GEMINI = ["gemini-cli/vibecodingtracker-session.json", "gemini-cli/vibecodingtracker-session.jsonl"]
-OPENHANDS = [("openhands/trajectory-basic_gui_mode.json", 1), ("openhands/multi_swe_bench-output-lines-1-2.jsonl", 1), ("openhands/multi_swe_bench-output-lines-1-2.jsonl", 2)]
+GEMINI = ["gemini-cli/vibecodingtracker-session.json", "gemini-cli/vibecodingtracker-session.jsonl", "gemini-cli/aim-session-2026-03-17T22-24-a41f5459.json"]
+OPENHANDS = [
+    ("openhands/trajectory-basic_gui_mode.json", 1),
+    ("openhands/trajectory-wrong_initial_state.json", 1),
+    ("openhands/multi_swe_bench-output-lines-1-2.jsonl", 1),
+    ("openhands/multi_swe_bench-output-lines-1-2.jsonl", 2),
+]
 
 
 def replayed(path: Path, run: int = 1, counter: str = "estimate"):
@@ -88,11 +93,12 @@ def test_a_request_cancelled_after_the_last_gemini_message_is_no_call():
     assert scenario.script[-1].role == "assistant"
 
 
-def test_gemini_cli_counts_stay_close_to_what_gemini_counted():
-    # The tool results are counted as the response objects the API receives; the JSON file's
-    # third call is left aside: Gemini counted there the previous reply's 10,849 thought
+@pytest.mark.parametrize("name", GEMINI[1:])
+def test_gemini_cli_counts_stay_close_to_what_gemini_counted(name):
+    # The tool results are counted as the response objects the API receives. The first file
+    # is left aside: at its third call Gemini counted the previous reply's 10,849 thought
     # tokens, which the file does not hold.
-    _scenario, result = replayed(SESSIONS / "gemini-cli/vibecodingtracker-session.jsonl", counter="o200k_base")
+    _scenario, result = replayed(SESSIONS / name, counter="o200k_base")
     errors = [abs(c.tokens - c.recorded.input_tokens) / c.recorded.input_tokens for c in result.calls]
     assert statistics.median(errors) <= 0.05 and max(errors) <= 0.10
 
