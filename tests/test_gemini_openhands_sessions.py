@@ -148,3 +148,17 @@ def test_the_window_and_model_of_an_openhands_run_come_from_its_llm_config(tmp_p
     assert (scenario.origin.window, scenario.origin.window_source) == (131_072, "metadata.llm_config.max_input_tokens")
     responses = [e["tool_call_metadata"]["model_response"] for e in run["history"] if (e.get("tool_call_metadata") or {}).get("model_response")]
     assert scenario.origin.model == responses[-1]["model"]
+
+
+def test_the_gemini_cli_policy_compresses_once_the_last_request_sent_reached_half_the_window():
+    # chatCompressionService.ts (v0.39.0) measures the last prompt Gemini counted, before the
+    # new messages join: with the line between requests 19 and 20, it compresses before call
+    # 21, not 20.
+    path = SESSIONS / "gemini-cli/aim-session-2026-03-17T22-24-a41f5459.json"
+    _scenario, plain = replayed(path)
+    tokens = {call.number: call.tokens for call in plain.calls}
+    assert tokens[19] < tokens[20]
+    scenario = load_file(path)
+    settings = scenario.settings.model_copy(update={"strategy": "gemini-cli", "threshold": 0.5, "window": tokens[19] + tokens[20]})
+    first = next(call.number for call in replay(scenario, settings).calls if call.compaction is not None)
+    assert first == 21
