@@ -162,3 +162,22 @@ def test_the_gemini_cli_policy_compresses_once_the_last_request_sent_reached_hal
     settings = scenario.settings.model_copy(update={"strategy": "gemini-cli", "threshold": 0.5, "window": tokens[19] + tokens[20]})
     first = next(call.number for call in replay(scenario, settings).calls if call.compaction is not None)
     assert first == 21
+
+
+def test_an_openhands_observation_is_cut_in_the_middle_to_max_message_chars_but_a_file_read(tmp_path):
+    # conversation_memory.py truncate_content(text, llm_config.max_message_chars); a file read
+    # is sent as the editor cut it.
+    run = openhands_run(SESSIONS / "openhands/multi_swe_bench-output-lines-1-2.jsonl", 1)
+    run["metadata"]["llm_config"]["max_message_chars"] = 200
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(run) + "\n", encoding="utf-8")
+    kinds = {e["tool_call_metadata"]["tool_call_id"]: e for e in run["history"] if "observation" in e and e.get("tool_call_metadata")}
+    tools = {item.message["tool_call_id"]: item.message["content"] for item in load_file(path).script if item.role == "tool"}
+    long_runs = [i for i, e in kinds.items() if e["observation"] == "run" and len(e["content"]) > 200]
+    reads = [i for i, e in kinds.items() if e["observation"] == "read" and len(e["content"]) > 200]
+    assert long_runs and reads
+    for call_id in long_runs:
+        head, _mark, tail = tools[call_id].partition("\n[... Observation truncated due to length ...]\n")
+        assert (len(head), len(tail)) == (100, 100) and kinds[call_id]["content"].startswith(head)
+    for call_id in reads:
+        assert tools[call_id] == kinds[call_id]["content"]

@@ -88,7 +88,11 @@ def _edit_text(content: str, extras: dict) -> str:
     return content  # an LLM-based edit of an existing file: OpenHands draws its own diff of it
 
 
-def observation_text(event: dict, max_chars: int | None) -> str:
+# Sent as they are, never cut: a file read (already cut by the editor) and a web page.
+UNCUT = frozenset(("read", "browse"))
+
+
+def _observation_text(event: dict, max_chars: int | None) -> str:
     """The text OpenHands sends the model for a tool's observation."""
     content = str(event.get("content") or "")
     extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
@@ -102,8 +106,8 @@ def observation_text(event: dict, max_chars: int | None) -> str:
     elif kind == "user_rejected":
         text = REJECTED[0] + content + REJECTED[1]
     else:
-        return content  # file reads are sent as they are, already cut by the editor
-    if max_chars is None or max_chars < 0 or len(text) <= max_chars:
+        text = content
+    if kind in UNCUT or max_chars is None or max_chars < 0 or len(text) <= max_chars:
         return text
     half = max_chars // 2
     return text[:half] + CUT_MARK + text[-half:]
@@ -122,7 +126,7 @@ def _event_messages(event: dict, at: str, state: dict) -> list[Message]:
         state["compactions"].append(RecordedCompaction(call_number(state["messages"]), summary if isinstance(summary, str) else "", source=at))
         return []
     if "observation" in event and metadata.get("tool_call_id"):
-        return [{"role": "tool", "tool_call_id": metadata["tool_call_id"], "content": observation_text(event, state["max_chars"])}]
+        return [{"role": "tool", "tool_call_id": metadata["tool_call_id"], "content": _observation_text(event, state["max_chars"])}]
     response = metadata.get("model_response")
     if "action" in event and isinstance(response, dict):
         if response.get("id") in state["seen"]:
