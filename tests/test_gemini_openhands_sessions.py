@@ -181,3 +181,17 @@ def test_an_openhands_observation_is_cut_in_the_middle_to_max_message_chars_but_
         assert (len(head), len(tail)) == (100, 100) and kinds[call_id]["content"].startswith(head)
     for call_id in reads:
         assert tools[call_id] == kinds[call_id]["content"]
+
+
+def test_a_prompt_cancelled_after_the_last_reply_is_no_call_but_one_waiting_is(tmp_path):
+    # useGeminiStream.ts (v0.39.0) writes "Request cancelled." when the user stops a request.
+    session = json.loads((SESSIONS / GEMINI[0]).read_text(encoding="utf-8"))
+    replies = len(gemini_usage(SESSIONS / GEMINI[0]))
+    session["messages"].append({"id": "u-late", "type": "user", "content": [{"text": "And the docs?"}]})
+    waiting = tmp_path / "waiting.json"
+    waiting.write_text(json.dumps(session), encoding="utf-8")
+    session["messages"].append({"id": "i-late", "type": "info", "content": "Request cancelled."})
+    cancelled = tmp_path / "cancelled.json"
+    cancelled.write_text(json.dumps(session), encoding="utf-8")
+    assert len(replayed(waiting)[1].calls) == replies + 1  # the next request, not yet answered
+    assert len(replayed(cancelled)[1].calls) == replies

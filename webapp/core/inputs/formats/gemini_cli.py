@@ -20,7 +20,7 @@ NOTES = {
     "skipped": N_("Lines that are not conversation left out: %(count)s (info and error messages, header updates)."),
     "thoughts": N_("Thought summaries left out: %(count)s. They are shown to the user, not sent back to the model."),
     "thought": N_("Thought parts left out: %(count)s. Gemini keeps only their signatures, which are not text."),
-    "cancelled": N_("The request after the last reply was cancelled (the session says \"Request cancelled.\") and got no reply: the last reply's tool calls and their %(count)s results are left out, and the replay ends at that reply."),
+    "cancelled": N_("The request after the last reply was cancelled (the session says \"Request cancelled.\") and got no reply: what it would have sent (%(count)s messages: tool results or a prompt) is left out, and the last reply's tool calls with it; the replay ends at that reply."),
 }
 # The info message Gemini CLI records when the user stops a request before its reply
 # (packages/cli/src/ui/hooks/useGeminiStream.ts, v0.39.0).
@@ -76,15 +76,16 @@ def _gemini_message(check: Check, message: dict, at: str, ids: CallIds, counts: 
 
 def _drop_cancelled_request(messages: list[Message], origins: list[str], counts: dict[str, int]) -> None:
     """One call per gemini message: the request cancelled after the last one got no reply
-    and is not a call. Its tool results go, and the last reply's calls with them, as a
-    transcript's calls are answered (like the unanswered calls of other formats)."""
-    while messages[-1]["role"] == "tool":
-        messages.pop()
-        origins.pop()
-        counts["cancelled"] += 1
-    reply = messages[-1]
-    if reply["role"] == "assistant":
-        reply.pop("tool_calls", None)
+    and is not a call. What it would have sent goes (tool results, a prompt), and the last
+    reply's calls with their results, as a transcript's calls are answered (like the
+    unanswered calls of other formats)."""
+    last_reply = max((index for index, message in enumerate(messages) if message["role"] == "assistant"), default=None)
+    if last_reply is None or last_reply == len(messages) - 1:
+        return
+    counts["cancelled"] = len(messages) - last_reply - 1
+    del messages[last_reply + 1 :], origins[last_reply + 1 :]
+    reply = messages[last_reply]
+    if reply.pop("tool_calls", None) is not None:
         reply["content"] = reply.get("content") or ""
 
 
@@ -115,7 +116,7 @@ def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
         cancelled = False
         messages += rewritten
         origins += [at] * len(rewritten)
-    if cancelled and messages and messages[-1]["role"] == "tool":
+    if cancelled:
         _drop_cancelled_request(messages, origins, counts)
     if check.problems:
         raise FormatError(check.problems)
