@@ -30,9 +30,11 @@ READ = {
     "codex/vibecodingtracker-codex-rollout.jsonl": ("codex", 19, 19, 0, "aide-gpt-5"),  # cli 0.39 writes each token_count ahead of its reply
     "gemini-cli/vibecodingtracker-session.json": ("gemini-cli", 3, 3, 0, "gemini-3.1-pro-preview-customtools"),
     "gemini-cli/vibecodingtracker-session.jsonl": ("gemini-cli", 6, 6, 0, "gemini-3.1-pro-preview"),
+    "gemini-cli/aim-session-2026-03-17T22-24-a41f5459.json": ("gemini-cli", 37, 37, 0, "gemini-3-flash-preview"),
     "gemini-api/generated-generatecontent-request.json": ("gemini-api", 2, 0, 0, None),
     "openhands/trajectory-basic_gui_mode.json": ("openhands", 5, 4, 0, "claude-3-5-sonnet-20241022"),
     "openhands/multi_swe_bench-output-lines-1-2.jsonl": ("openhands", 23, 23, 0, "meta-llama/llama-4-maverick"),
+    "openhands/trajectory-wrong_initial_state.json": ("openhands", 4, 4, 0, "claude-3-5-sonnet-20241022"),
     "cline/generated-api_conversation_history.json": ("cline", 3, 0, 0, None),
     "cline/generated-native-tools-api_conversation_history.json": ("cline", 4, 4, 0, "claude-sonnet-4-5-20250929"),
     "ollama/generated-chat-request-with-tools.json": ("ollama", 2, 0, 0, "llama3.2"),

@@ -31,6 +31,10 @@ class Trigger:
     messages: int | None = None
     # It acts before every call, above the line or not (OpenHands' observation masking).
     every_call: bool = False
+    # It measures the last request sent, as the provider counted it, not the one about to be
+    # sent, and acts from the line up (Gemini CLI's lastPromptTokenCount: the new messages
+    # join the history after the check).
+    last_request: bool = False
 
     def share_of(self, window: int) -> float | None:
         """The product's default line as a share of `window` (None: it has no default), kept
@@ -122,7 +126,11 @@ HARNESSES = (
         family="harness",
         keep_rule="newest-share",
         product="Gemini CLI",
-        trigger=Trigger(share=0.5),
+        # chatCompressionService.ts compress(): no compression while
+        # chat.getLastPromptTokenCount() < 0.5 * tokenLimit(model), the count being the last
+        # response's usageMetadata.promptTokenCount (geminiChat.ts); client.ts checks it before
+        # the new message is added. The same at v0.35.0 and v0.39.0 (the sessions' versions).
+        trigger=Trigger(share=0.5, last_request=True),
         params={"preserve": 0.3, "tool_tokens": 50_000, "excerpt_chars": 40_000},
         until_fits=False,
         style="gemini",

@@ -117,7 +117,17 @@ class Context:
         trigger = self.strategy.trigger
         if trigger is not None and (trigger.every_call or (trigger.messages is not None and len(history) > trigger.messages)):
             return True
+        if trigger is not None and trigger.last_request:
+            return self._last_request_at_line(history)
         return self.above_line(units)
+
+    def _last_request_at_line(self, history: list[Block]) -> bool:
+        """Whether the last request sent (the history before the last reply) reached the line;
+        never before a first reply, as no request was counted yet."""
+        last_reply = next((index for index in range(len(history) - 1, -1, -1) if history[index].role == "assistant"), None)
+        if last_reply is None:
+            return False
+        return self.tokens(sum(block.units for block in history[:last_reply])) >= self.settings.limit
 
     def fits(self, units: int) -> bool:
         """Whether compaction may stop: at or below its aim (the target, else the line)."""

@@ -20,7 +20,11 @@ NOTES = {
     "skipped": N_("Lines that are not conversation left out: %(count)s (info and error messages, header updates)."),
     "thoughts": N_("Thought summaries left out: %(count)s. They are shown to the user, not sent back to the model."),
     "thought": N_("Thought parts left out: %(count)s. Gemini keeps only their signatures, which are not text."),
+    "cancelled": N_("The request after the last reply was cancelled (the session says \"Request cancelled.\") and got no reply: what it would have sent (%(count)s messages: tool results or a prompt) is left out, and the last reply's tool calls with it; the replay ends at that reply."),
 }
+# The info message Gemini CLI records when the user stops a request before its reply
+# (packages/cli/src/ui/hooks/useGeminiStream.ts, v0.39.0).
+CANCELLED = "Request cancelled."
 SESSION_KEYS = ("sessionId", "projectHash")
 
 
@@ -70,6 +74,21 @@ def _gemini_message(check: Check, message: dict, at: str, ids: CallIds, counts: 
     return out + results
 
 
+def _drop_cancelled_request(messages: list[Message], origins: list[str], counts: dict[str, int]) -> None:
+    """One call per gemini message: the request cancelled after the last one got no reply
+    and is not a call. What it would have sent goes (tool results, a prompt), and the last
+    reply's calls with their results, as a transcript's calls are answered (like the
+    unanswered calls of other formats)."""
+    last_reply = max((index for index, message in enumerate(messages) if message["role"] == "assistant"), default=None)
+    if last_reply is None or last_reply == len(messages) - 1:
+        return
+    counts["cancelled"] = len(messages) - last_reply - 1
+    del messages[last_reply + 1 :], origins[last_reply + 1 :]
+    reply = messages[last_reply]
+    if reply.pop("tool_calls", None) is not None:
+        reply["content"] = reply.get("content") or ""
+
+
 def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
     check = Check()
     counts = {key: 0 for key in NOTES} | {"unnamed": 0}
@@ -77,6 +96,7 @@ def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
     origins: list[str] = []
     usage, models = [], []
     ids = CallIds(counts)
+    cancelled = False  # since the last user or gemini message
     for at, message in _messages(raw, counts):
         if not check.object(message, at, "a message object"):
             continue
@@ -91,9 +111,13 @@ def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
             rewritten = _gemini_message(check, message, at, ids, counts)
         else:
             counts["skipped"] += 1
+            cancelled = cancelled or (kind == "info" and message.get("content") == CANCELLED)
             continue
+        cancelled = False
         messages += rewritten
         origins += [at] * len(rewritten)
+    if cancelled:
+        _drop_cancelled_request(messages, origins, counts)
     if check.problems:
         raise FormatError(check.problems)
     if not messages:

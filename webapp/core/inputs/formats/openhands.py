@@ -54,6 +54,65 @@ def _usage(response: dict, call: int, at: str) -> RecordedUsage | None:
     return RecordedUsage(call, usage["prompt_tokens"], usage.get("completion_tokens"), cached if isinstance(cached, int) else None, at)
 
 
+# What CodeAct's conversation memory sends the model for an observation (OpenHands
+# openhands/memory/conversation_memory.py, _process_observation, and the observations'
+# own to_agent_observation and __str__, at 156d0686c46aafb0fa9d291da6421fb6f64dddc0):
+# a command's output with its working directory, interpreter and exit code; an edit as its
+# __str__ (the editor's own message, not the diff kept in `content` by versions before
+# 3188646195, Feb. 2025, which wrote the message in `formatted_output_and_error`); an error
+# with a closing line. Each is then cut in the middle to llm_config.max_message_chars.
+ERROR_LINE = "\n[Error occurred in processing last action]"
+REJECTED = ("OBSERVATION:\n", "\n[Last action has been rejected by the user]")
+CUT_MARK = "\n[... Observation truncated due to length ...]\n"
+
+
+def _command_text(content: str, metadata: Any) -> str:
+    if not isinstance(metadata, dict):
+        return content
+    text = f"{metadata.get('prefix') or ''}{content}{metadata.get('suffix') or ''}"
+    if metadata.get("working_dir"):
+        text += f"\n[Current working directory: {metadata['working_dir']}]"
+    if metadata.get("py_interpreter_path"):
+        text += f"\n[Python interpreter: {metadata['py_interpreter_path']}]"
+    if isinstance(metadata.get("exit_code"), int) and metadata["exit_code"] != -1:
+        text += f"\n[Command finished with exit code {metadata['exit_code']}]"
+    return text
+
+
+def _edit_text(content: str, extras: dict) -> str:
+    if extras.get("impl_source") == "oh_aci":
+        formatted = extras.get("formatted_output_and_error")
+        return formatted if isinstance(formatted, str) else content
+    if extras.get("prev_exist") is False:
+        return f"[New file {extras.get('path', '')} is created with the provided content.]\n"
+    return content  # an LLM-based edit of an existing file: OpenHands draws its own diff of it
+
+
+# Sent as they are, never cut: a file read (already cut by the editor) and a web page.
+UNCUT = frozenset(("read", "browse"))
+
+
+def _observation_text(event: dict, max_chars: int | None) -> str:
+    """The text OpenHands sends the model for a tool's observation."""
+    content = str(event.get("content") or "")
+    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+    kind = event.get("observation")
+    if kind == "run":
+        text = _command_text(content, extras.get("metadata"))
+    elif kind == "edit":
+        text = _edit_text(content, extras)
+    elif kind == "error":
+        text = content + ERROR_LINE
+    elif kind == "user_rejected":
+        text = REJECTED[0] + content + REJECTED[1]
+    else:
+        text = content
+    if kind in UNCUT or max_chars is None or max_chars < 0 or len(text) <= max_chars:
+        return text
+    half = max_chars // 2
+    return text[:half] + CUT_MARK + text[-half:]
+
+
 def _event_messages(event: dict, at: str, state: dict) -> list[Message]:
     """An event as chat messages ([] for one a model never sees), each response's
     assistant message once however many actions it holds."""
@@ -67,7 +126,7 @@ def _event_messages(event: dict, at: str, state: dict) -> list[Message]:
         state["compactions"].append(RecordedCompaction(call_number(state["messages"]), summary if isinstance(summary, str) else "", source=at))
         return []
     if "observation" in event and metadata.get("tool_call_id"):
-        return [{"role": "tool", "tool_call_id": metadata["tool_call_id"], "content": str(event.get("content") or "")}]
+        return [{"role": "tool", "tool_call_id": metadata["tool_call_id"], "content": _observation_text(event, state["max_chars"])}]
     response = metadata.get("model_response")
     if "action" in event and isinstance(response, dict):
         if response.get("id") in state["seen"]:
@@ -92,7 +151,13 @@ def _read_openhands(raw: Any) -> Imported:
     if not check.array(events, where or "events", "a list of events") or not events:
         raise FormatError(check.problems or [(where, "the run has no event")])
     counts = {key: 0 for key in NOTES}
-    state: dict[str, Any] = {"messages": [], "seen": set(), "usage": [], "compactions": [], "tools": [], "model": None}
+    config = (raw.get("metadata") or {}).get("llm_config") if isinstance(raw, dict) else None
+    config = config if isinstance(config, dict) else {}
+    max_chars = config.get("max_message_chars")
+    state: dict[str, Any] = {
+        "messages": [], "seen": set(), "usage": [], "compactions": [], "tools": [], "model": None,
+        "max_chars": max_chars if isinstance(max_chars, int) and not isinstance(max_chars, bool) else None,
+    }
     origins: list[str] = []
     for index, event in enumerate(events):
         at = f"{where}[{index}]"
@@ -107,13 +172,17 @@ def _read_openhands(raw: Any) -> Imported:
     messages, origins = settle_calls(state["messages"], origins, counts)
     counts["responses"] = int(bool(state["seen"]))
     counts["condensed"] = len(state["compactions"])
-    config = (raw.get("metadata") or {}).get("llm_config") if isinstance(raw, dict) else None
-    model = state["model"] or (config.get("model") if isinstance(config, dict) else None)
+    model = state["model"] or (config["model"] if isinstance(config.get("model"), str) else None)
     notes = said(counts, NOTES)
     if not state["tools"]:
         notes.append((N_("The trajectory does not hold the tool definitions, so they are not counted."), {}))
     imported = Imported("openhands", messages, state["tools"], "tools", origins, notes, model=model)
     imported.usage, imported.compactions = tuple(state["usage"]), tuple(state["compactions"])
+    # The window OpenHands itself worked with (LLMConfig.max_input_tokens), when the run's
+    # metadata records it; null when it was left to the model's own.
+    window = config.get("max_input_tokens")
+    if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+        imported.window, imported.window_source = window, "metadata.llm_config.max_input_tokens"
     return imported
 
 
