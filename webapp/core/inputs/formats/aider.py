@@ -74,7 +74,7 @@ def _read_session(lines: list[tuple[int, str]]) -> Imported:
         raise FormatError([("", "the session has no prompt (no \"#### \" line)")])
     notes = [
         (N_("An aider chat history is a chat without tool structure: prompts (\"#### \" lines) and the model's replies, edits included as text. aider's own output (\"> \" lines: %(count)s) is left out."), {"count": quoted}),
-        (N_("The history holds neither aider's system prompt nor the files it added to the chat, so they are not counted."), {}),
+        (N_("The history holds neither aider's system prompt nor the files it added to the chat."), {}),
     ]
     if usage:
         notes.append((N_("aider recorded the tokens sent at %(count)s calls, rounded to hundreds (\"9.7k\")."), {"count": len(usage)}))

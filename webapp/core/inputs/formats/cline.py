@@ -38,7 +38,7 @@ def _read_cline(raw: list) -> Imported:
     imported.notes = [
         (N_("Tool results kept by Cline as text (\"[tool] Result:\" blocks in user messages): %(count)s. They are read as the text they are, user messages, and the tool calls as the assistant's text, as the model received them."), {"count": results}),
         *imported.notes,
-        (N_("The history holds neither the system prompt nor the tool descriptions, so they are not counted."), {}),
+        (N_("The history holds neither the system prompt nor the tool descriptions."), {}),
     ]
     return imported
 
