@@ -3,7 +3,7 @@
 Each entry is a model-name prefix, its input window in tokens, and where the figure comes from
 (docs/transcripts.md, "Settings from the session", gives the same table). A name is matched by
 its longest prefix that ends it or is followed by one of "-_:@" (so "qwen3-235b" is a qwen3,
-and "claude-sonnet-4-5-20250929" a claude-sonnet-4-5, but "qwen3.6" and "gpt-5.9" are other
+and "claude-sonnet-4-5-20250929" a claude-sonnet-4-5, but "qwen3.7" and "gpt-5.9" are other
 models), after `model_key` has taken off what hosts add to a name (case, a provider path, a
 Bedrock vendor prefix); a model not in the table has no window here, and the page asks for it."""
 
@@ -21,8 +21,10 @@ GEMINI_CLI = "Gemini CLI's tokenLimit (packages/core/src/core/tokenLimits.ts, @g
 
 SEPARATORS = "-_:@"
 # What a host puts ahead of a model's own name: a path ("openrouter/anthropic/…", "models/…")
-# is cut at its last slash; Bedrock's ids add a region and a vendor ("us.anthropic.claude-…").
-VENDOR = re.compile(r"^(?:[a-z]{2,6}\.)?(?:anthropic|meta|mistral|deepseek|qwen|google)\.")
+# is cut at its last slash; Bedrock's ids add a region and a vendor ("us.anthropic.claude-…");
+# a LiteLLM proxy's alias may keep the router's name ("openai/openrouter-llama-4-maverick", an
+# OpenHands evaluation's model).
+VENDOR = re.compile(r"^(?:(?:[a-z]{2,6}\.)?(?:anthropic|meta|mistral|deepseek|qwen|google)\.|openrouter-)")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ WINDOWS = (
     ModelWindow("gpt-5.2", 272_000, CODEX),
     ModelWindow("gpt-5.3", 272_000, LITELLM),  # gpt-5.3-codex; Codex's own default window too
     ModelWindow("gpt-5.4", 1_050_000, LITELLM),
+    ModelWindow("gpt-5.5", 1_050_000, LITELLM),
     ModelWindow("o1", 200_000, LITELLM),
     ModelWindow("o1-mini", 128_000, LITELLM),  # azure/o1-mini
     ModelWindow("o3", 200_000, CODEX),
@@ -71,6 +74,7 @@ WINDOWS = (
     ModelWindow("gemma-4", 256_000, GEMINI_CLI),
     ModelWindow("llama3", 8_192, LITELLM),
     ModelWindow("llama3.1", 131_072, LITELLM),
+    ModelWindow("llama3.2", 131_072, LITELLM),  # lambda_ai/llama3.2-3b-instruct
     ModelWindow("llama3.3", 131_072, LITELLM),
     ModelWindow("llama-4-maverick", 1_000_000, LITELLM),  # meta_llama/Llama-4-Maverick-17B-128E-Instruct-FP8
     ModelWindow("llama-4-scout", 10_000_000, LITELLM),  # meta_llama/Llama-4-Scout-17B-16E-Instruct-FP8
@@ -78,6 +82,7 @@ WINDOWS = (
     ModelWindow("qwen3", 131_072, LITELLM),  # as hosted (YaRN); 32K natively
     ModelWindow("qwen3-coder", 262_144, LITELLM),
     ModelWindow("qwen3.5", 262_144, LITELLM),  # together_ai/Qwen/Qwen3.5-9B, nebius/Qwen/Qwen3.5-397B-A17B
+    ModelWindow("qwen3.6", 262_144, LITELLM),  # sail/Qwen/Qwen3.6-35B-A3B, libertai/qwen3.6-27b
     ModelWindow("deepseek-chat", 131_072, LITELLM),
     ModelWindow("deepseek-reasoner", 131_072, LITELLM),
     ModelWindow("deepseek-coder", 128_000, LITELLM),
