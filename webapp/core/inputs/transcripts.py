@@ -140,8 +140,8 @@ def parse_transcript(
 def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
     """The scenario with its own default settings taken from the file, each said in a note:
     the window the file records, else that of the model it names (counting/windows.py), else,
-    for a chat that names no model and never reaches the usual window's line, a window where
-    the hammer falls; and KEEP in tool results for a session of one or two requests. Where
+    for a chat made by hand (no harness's log) that names no model and never reaches the usual
+    window's line, a window where the hammer falls; and KEEP in tool results for a session of one or two requests. Where
     the window comes from is kept (`Origin.window_from`): where nothing gave it, the page asks
     for it (`unknown_window`). A model the table knows never gets the small chat's window."""
     origin = scenario.origin
@@ -160,7 +160,7 @@ def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
         updates["keep_unit"] = "tool_results"
         from_file.append("keep_unit")
         notes.append((KEEP_IN_TOOL_RESULTS, {"count": requests}))
-    if not window_from and not origin.model:
+    if not window_from and not origin.model and origin.format not in LOGS_LEAVE_OUT:  # a chat made by hand
         window = small_chat_window(replace(scenario, settings=Settings(**updates)))
         if window is not None:
             updates["window"], window_from = window, "small-chat"
