@@ -44,8 +44,8 @@ FLOOR_NOT_COUNTED = N_("The file records no usage to measure it by, so what the 
 RATIO_FAR = 3.0
 COUNTS_CANNOT_MATCH = N_(
     "The provider's count grew %(ratio)s times as fast as the count here over %(calls)s recorded "
-    "calls: the file's text is not what was sent (redacted or cut), so the counts here cannot match "
-    "the provider's."
+    "calls: the file does not hold the text as the harness sent it (redacted, cut or rewritten), so "
+    "the counts here cannot match the provider's."
 )
 
 
