@@ -224,6 +224,14 @@ def test_every_read_as_note_agrees_with_the_well(client, path):
         "beyond the count here), drawn in the floor and sent with every request."
     ]
     assert data["floor_tokens"] >= unlogged
+    # The window and KEEP the notes name are those the well is drawn with.
+    for note in notes:
+        if note.startswith("Window: "):
+            assert note.startswith(f"Window: {data['settings']['window']:,} tokens")
+        if note.startswith("KEEP counts tool results"):
+            assert data["settings"]["keep_unit"] == "tool_results"
+    if data["window"]["unknown"]:
+        assert not [note for note in notes if note.startswith("Window: ")]
     assert not [note for note in notes if "nothing is added ahead" in note]
     page = client.get(link).get_data(as_text=True)
     assert f"{unlogged:,} of it not in the log" in page  # the well's floor says the same figure
