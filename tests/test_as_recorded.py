@@ -43,7 +43,8 @@ def test_the_recorded_column_holds_the_recorded_usage_and_its_bill(client):
     sent = sum(u.input_tokens for u in usage.values())
     cached = sum(u.cached_tokens or 0 for u in usage.values())
     assert recorded["sent_total"] == sent and recorded["cached_total"] == cached
-    by_hand = bill(Pricing(), sent, cached, 0, 0)
+    # A Claude session is billed at Anthropic's prices by default (provider_prices.py).
+    by_hand = bill(Pricing(cache="anthropic", price=3.0, output_price=15.0, cached_share=0.1), sent, cached, 0, 0)
     assert recorded["bill_usd"] == round(by_hand.cost, 6) and recorded["uncached_total"] == sent - cached
     # Unknowns stay unknown, and it is no strategy: never the winner, never among the strategies.
     assert recorded["facts_lost"] is None and recorded["valid_requests"] is None and recorded["written_total"] is None

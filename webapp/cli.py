@@ -22,11 +22,12 @@ from .core.analysis.layers import layer_use, request_layers
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
 from .core.analysis.pricing import Pricing, parse_pricing
+from .core.analysis.provider_prices import session_basis
 from .core.engine.replay import replay
 from .core.engine.calls import Replay
 from .core.inputs.scenarios import ScenarioError
 from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
-from .core.output.serialize import origin_json, recorded_json, replay_json
+from .core.output.serialize import billing_json, origin_json, recorded_json, replay_json, window_json
 from .core.settings import Settings, SettingsError, parse_settings
 from .core.strategy_catalog import STRATEGIES
 from .recorder import record
@@ -124,7 +125,7 @@ def _run(argv: list[str] | None) -> int:
         if args.command == "sweep":
             return _sweep(args, scenario, settings)
         if args.command == "compare":
-            comparison = compare(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}))
+            comparison = compare(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}, session_basis(scenario).pricing))
             call = check_call(comparison, args.call)
         else:
             endpoint = summarizer_config()  # PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY
@@ -154,7 +155,7 @@ def _sweep(args: argparse.Namespace, scenario, settings: Settings) -> int:
     except ValueError:
         raise SettingsError([f"keeps: got {args.keeps!r}, expected whole numbers separated by commas"]) from None
     span = SweepRange(args.line_from, args.line_to, args.line_step, keeps)
-    result = sweep(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}), span)
+    result = sweep(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}, session_basis(scenario).pricing), span)
     if args.json:
         json.dump(sweep_json(result), sys.stdout, ensure_ascii=False, indent=1)
         print()
@@ -218,7 +219,7 @@ def table(result: Replay, layers: bool = False) -> str:
         lines.append(f"{'budget':>95}" + "".join(f" {budget[layer]:>8,}" for layer in REQUEST_LAYERS))
     lines += recorded_lines(recorded)
     lines += [f"warning: {w}" for w in result.warnings]
-    return "\n".join(read_as_lines(result.scenario, s.counter) + lines)
+    return "\n".join(read_as_lines(result) + lines)
 
 
 def recorded_lines(recorded: dict | None) -> list[str]:
@@ -242,12 +243,15 @@ def layer_columns(result: Replay, call) -> str:
     return "".join(f" {f'{use.tokens:,}' + ('*' if use.over else ''):>8}" for use in uses if use.layer in REQUEST_LAYERS)
 
 
-def read_as_lines(scenario, counter: str) -> list[str]:
-    """Which format a transcript was read as, and what reading it rewrote."""
-    origin = origin_json(scenario, counter)
+def read_as_lines(result: Replay) -> list[str]:
+    """Which format a transcript was read as, what reading it rewrote, and the window's
+    warning when nothing gave it (the page's first words)."""
+    window = window_json(result.scenario, result.settings)
+    origin = origin_json(result)
     if origin is None:
         return []
-    return [f"read as: {origin['label']}"] + [f"  {note}" for note in origin["notes"]]
+    warning = [f"warning: {window['unknown']}"] if window["unknown"] else []
+    return [f"read as: {origin['label']}"] + [f"  {note}" for note in origin["notes"]] + warning
 
 
 def line_words(settings) -> str:
@@ -341,6 +345,8 @@ def comparison_table(comparison: Comparison, call: int) -> str:
         + (f", cache writes at {p.model.write_share:.0%}" if p.model.write_share != 1 else "")
         + f", ${p.price:.2f} per million input tokens, ${p.output_price:.2f} per million output ({p.model.source})",
     ]
+    if comparison.scenario.origin is not None:  # a session's bill says whose prices it takes
+        lines.insert(2, billing_json(comparison.scenario, p)["says"])
     header = (
         f"  {'strategy':<23} {'line':>14} {'tokens@' + str(call):>9} {'sent@' + str(call):>9} {'sent':>9} {'cached':>9} "
         f"{'bill $':>8} {'compact':>7} {'overflow':>8} {'summarizer':>13}  {'valid':<5}  facts lost"
@@ -364,7 +370,7 @@ def comparison_table(comparison: Comparison, call: int) -> str:
     lines += as_recorded_lines(comparison, call, header)
     lines += ["", "pitfalls:", *pitfalls] if pitfalls else []
     lines += ["", "verdict:"] + [f"  {line}" for line in english(verdict_notices(comparison))]
-    return "\n".join(read_as_lines(comparison.scenario, s.counter) + lines)
+    return "\n".join(read_as_lines(comparison.columns[0].result) + lines)
 
 
 def sweep_table(result: Sweep) -> str:

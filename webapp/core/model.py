@@ -181,6 +181,9 @@ class Origin:
     # The context window the file records, and where (Imported.window).
     window: int | None = None
     window_source: str = ""
+    # Where the scenario's own window came from: "file", "model" (the table of
+    # counting/windows.py), "small-chat", or "" when nothing said it (the page asks for it).
+    window_from: str = ""
 
 
 @dataclass(frozen=True)

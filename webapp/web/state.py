@@ -9,8 +9,9 @@ value that is its default, so a link reads `/play/bike-shop?call=5`. Every link,
 hidden field of those pages is written from here, so no page spells a parameter by hand.
 
 One set of defaults: the replay settings default to the scenario's own (`Scenario.settings`),
-the pricing to `Pricing()` in the core, which the command line and the JSON twins use too;
-the page's own parameters to the defaults of the fields below.
+the pricing to the session's provider's (`session_basis` in the core: Anthropic's for a Claude
+session, Google's for a Gemini one, else `Pricing()`), which the command line and the JSON
+twins use too; the page's own parameters to the defaults of the fields below.
 
 Adding a URL parameter is a change in one place:
 - a replay setting: add the field to `Settings` (webapp/core/settings.py), with its type and
@@ -39,6 +40,7 @@ from flask_babel import gettext as _
 from pydantic import BaseModel
 
 from ..core.analysis.pricing import Pricing, parse_pricing
+from ..core.analysis.provider_prices import session_basis
 from ..core.analysis.sweep import KEEP_HIGH, LINE_FROM, LINE_HIGH, LINE_LOW, LINE_STEP, LINE_TO, MOST_KEEPS, STEP_HIGH, parse_keeps
 from ..core.inputs.store_index import DELETED, ROOM, UNKNOWN
 from ..core.model import ID_PATTERN, LANGUAGES, Scenario
@@ -47,7 +49,7 @@ from .services import library, store
 
 SPEEDS = {"0.5": 4000, "1": 2200, "2": 1100}  # autoplay speed -> milliseconds per call
 BLOCK_ID = re.compile(r"^(floor|[msn][0-9]{1,6})$")  # a message, a summary, an overflow notice
-PRICING = Pricing()  # the bill's defaults, the same as the command line's
+PRICING = Pricing()  # the bill's defaults for a scenario of the library, the same as the command line's
 
 
 class StateError(Exception):
@@ -152,8 +154,8 @@ class PageState:
 
     @classmethod
     def first(cls, scenario: Scenario, **changes: Any) -> PageState:
-        """The state a scenario opens in: its own settings, at its first call."""
-        return cls(scenario, settings=scenario.settings).but(**changes)
+        """The state a scenario opens in: its own settings and prices, at its first call."""
+        return cls(scenario, settings=scenario.settings, pricing=session_basis(scenario).pricing).but(**changes)
 
     @property
     def delay_ms(self) -> int:
@@ -200,7 +202,7 @@ class PageState:
                 changed = changed_from(value, self.scenario.settings)
                 out.update({name: url_text(changed[name]) for name in SETTING_PARAMS if name in changed})
             elif each.name == "pricing":
-                out.update(_differences(value, PRICING))
+                out.update(_differences(value, session_basis(self.scenario).pricing))
             elif "read" in each.metadata and value != each.default:
                 out[each.name] = url_text(value)
         return out
@@ -396,9 +398,9 @@ def read_state(scenario_id: str, args: Mapping[str, Any], endpoint: str = "play.
     except SettingsError as error:
         problems += [problem(name, got, Settings) for name, got in error.bad] or error.problems
     problems += unknown_pins(settings, scenario)
-    pricing = PRICING
+    pricing = session_basis(scenario).pricing
     try:
-        pricing = parse_pricing({name: values[name] for name in PRICING_PARAMS})
+        pricing = parse_pricing({name: values[name] for name in PRICING_PARAMS}, pricing)
     except SettingsError as error:
         problems += [problem(name, got, Pricing) for name, got in error.bad] or error.problems
     page: dict[str, Any] = {"call": opening_call(endpoint, scenario)}

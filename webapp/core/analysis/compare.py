@@ -21,6 +21,7 @@ from .cache import CacheHit, MessageKeys
 from .as_recorded import AsRecorded, as_recorded
 from .metrics import replay_hits
 from .pricing import Bill, Pricing, bill
+from .provider_prices import session_basis
 from .compaction_cost import CompactionCost, compaction_costs
 from .references import ReferenceFate, replay_reference_fates
 from .verdict import Verdict, judge
@@ -246,7 +247,7 @@ def compare(
     gather the figures of each; `keys` may be shared with other comparisons of the chat.
     The fields named in `fixed` count as set by hand: every harness runs with them too."""
     settings = settings or scenario.settings
-    pricing = pricing or Pricing()
+    pricing = pricing or session_basis(scenario).pricing
     keys = keys or MessageKeys()
     columns = []
     unavailable = {}

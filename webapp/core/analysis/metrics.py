@@ -15,6 +15,7 @@ from .cache import CacheHit, MessageKeys, cache_hits, replay_prefixes
 from .layers import request_layers
 from ..model import MANUAL_KEYS
 from .pricing import Pricing, bill
+from .provider_prices import session_basis
 from ..engine.calls import Replay
 from ..counting.tokens import get_counter
 
@@ -43,7 +44,7 @@ def call_metrics(
     `hits` (the replay's cache hits at `pricing`, `replay_hits`) saves recomputing them when
     a page shows several calls.
     """
-    pricing = pricing or Pricing()
+    pricing = pricing or session_basis(result.scenario).pricing
     call = result.calls[number - 1]
     hit = (hits if hits is not None else replay_hits(result, pricing))[number - 1]
     layers = request_layers(result, call)

@@ -45,15 +45,16 @@ PRICING_ACCEPTS = {
 }
 
 
-def parse_pricing(values: dict[str, object]) -> Pricing:
-    """Pricing from loose values (query strings, CLI flags); empty values take the default.
+def parse_pricing(values: dict[str, object], defaults: Pricing | None = None) -> Pricing:
+    """Pricing from loose values (query strings, CLI flags); empty values take the default,
+    `defaults` (a session's provider's: provider_prices.py) or `Pricing()`.
     Raises SettingsError naming each bad field, what it got and what it accepts."""
     unknown = sorted(set(values) - set(PRICING_ACCEPTS))
     if unknown:
         raise SettingsError([f"unknown pricing setting {name!r}; accepted: {', '.join(PRICING_ACCEPTS)}" for name in unknown])
     given = {name: value for name, value in values.items() if value not in (None, "")}
     try:
-        return Pricing(**given)
+        return Pricing(**{**(defaults.model_dump() if defaults else {}), **given})
     except ValidationError as error:
         raise invalid(error, PRICING_ACCEPTS) from None
 

@@ -29,6 +29,7 @@ from ..strategy_catalog import STRATEGIES
 from .cache import MessageKeys
 from .compare import Column, Comparison, column_key, compare
 from .pricing import Pricing
+from .provider_prices import session_basis
 
 # The range's defaults and bounds, in percent of the window (the URL's and the CLI's unit).
 LINE_FROM, LINE_TO, LINE_STEP = 50, 95, 5
@@ -276,7 +277,7 @@ def sweep(scenario: Scenario, settings: Settings | None = None, pricing: Pricing
     """The comparison at every line and KEEP of `span` (checked: SettingsError), each
     column a point; a point two lines share is kept once."""
     settings = settings or scenario.settings
-    pricing = pricing or Pricing()
+    pricing = pricing or session_basis(scenario).pricing
     span = check_range(span or SweepRange())
     shared = SharedReplays()
     keeps = span.keep_values(settings)

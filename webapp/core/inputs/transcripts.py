@@ -38,10 +38,26 @@ WINDOW_FROM_MODEL = N_(
     "Window: %(window)s tokens, the context window of %(model)s, the model the file names "
     "(from %(source)s). Change it in the settings."
 )
+WINDOW_FROM_FILE = N_("Window: %(window)s tokens, as the file records it (%(source)s).")
+# Said at the top of the page (and by the command line) while the window is the playground's own.
+WINDOW_UNKNOWN_MODEL = N_(
+    "The window is not known: the file records none, and the playground's table of models does not "
+    "know %(model)s. The replay uses the playground's %(window)s tokens, which may be far from the "
+    "model's: set the window of the model this session ran on."
+)
+WINDOW_UNKNOWN = N_(
+    "The window is not known: the file names no model and records no window. The replay uses the "
+    "playground's %(window)s tokens, which may be far from the model's: set the window of the model "
+    "this session ran on."
+)
 KEEP_IN_TOOL_RESULTS = N_(
     "KEEP counts tool results: KEEP in requests covers a session of one or two requests whole "
     "(this one has %(count)s), so nothing could be compacted."
 )
+# Formats whose logs leave part of every request out (their readers say which part): the floor
+# then holds what the provider's first recorded count measures of it, or nothing (the replay's
+# notes say which, output/serialize.py), so no note says that nothing is added ahead.
+LOGS_LEAVE_OUT = frozenset({"claude-code", "codex", "gemini-cli", "cline", "aider", "openhands", "swe-agent"})
 WINDOW_STEP = 50  # a small chat's window is a multiple of this, a number a person would type
 
 
@@ -92,7 +108,8 @@ def parse_transcript(
     start = first_request(imported.messages, imported.examples)
     notes = list(imported.notes)
     if start == 0:
-        notes.append((NO_PREFIX, {}))
+        if imported.format not in LOGS_LEAVE_OUT and not imported.usage:
+            notes.append((NO_PREFIX, {}))
     elif start > 1 or imported.messages[0].get("role") != "system":
         notes.append((PREFIX_KEPT, {"count": start}))
     name = scenario_id or transcript_id(text)
@@ -122,28 +139,46 @@ def parse_transcript(
 
 def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
     """The scenario with its own default settings taken from the file, each said in a note:
-    the window of the model it names (counting/windows.py), KEEP in tool results for a
-    session of one or two requests, else for a small chat a window where the hammer falls."""
-    updates, from_file = {}, []
-    named = model_window(scenario.origin.model)
-    if named is not None:
-        updates["window"] = named.window
+    the window the file records, else that of the model it names (counting/windows.py), else,
+    for a chat made by hand (no harness's log) that names no model and never reaches the usual
+    window's line, a window where the hammer falls; and KEEP in tool results for a session of one or two requests. Where
+    the window comes from is kept (`Origin.window_from`): where nothing gave it, the page asks
+    for it (`unknown_window`). A model the table knows never gets the small chat's window."""
+    origin = scenario.origin
+    updates, from_file, window_from = {}, [], ""
+    named = model_window(origin.model)
+    if origin.window is not None:
+        updates["window"], window_from = origin.window, "file"
+        notes.append((WINDOW_FROM_FILE, {"window": origin.window, "source": origin.window_source}))
+    elif named is not None:
+        updates["window"], window_from = named.window, "model"
+        notes.append((WINDOW_FROM_MODEL, {"window": named.window, "model": origin.model, "source": named.source}))
+    if window_from:
         from_file.append("window")
-        notes.append((WINDOW_FROM_MODEL, {"window": named.window, "model": scenario.origin.model, "source": named.source}))
     requests = sum(1 for item in scenario.script if item.role == "user")
     if scenario.kind == "transcript" and requests <= 2 and any(item.role == "tool" for item in scenario.script):
         updates["keep_unit"] = "tool_results"
         from_file.append("keep_unit")
         notes.append((KEEP_IN_TOOL_RESULTS, {"count": requests}))
-    if named is None:
+    if not window_from and not origin.model and origin.format not in LOGS_LEAVE_OUT:  # a chat made by hand
         window = small_chat_window(replace(scenario, settings=Settings(**updates)))
         if window is not None:
-            updates["window"] = window
+            updates["window"], window_from = window, "small-chat"
             notes.append((SMALL_CHAT, {"usual": Settings().window, "window": window}))
-    if not updates:
-        return scenario
-    origin = replace(scenario.origin, notes=tuple(notes), settings_from_file=tuple(from_file))
+    origin = replace(origin, notes=tuple(notes), settings_from_file=tuple(from_file), window_from=window_from)
     return replace(scenario, settings=Settings(**updates), origin=origin)
+
+
+def unknown_window(scenario: Scenario, settings: Settings) -> tuple[str, dict] | None:
+    """What the page says at its top (and the command line first) while a transcript's window
+    came from nowhere and the user has not set one: (catalog message, its values); None
+    otherwise."""
+    origin = scenario.origin
+    if origin is None or origin.window_from or settings.window != scenario.settings.window:
+        return None
+    if origin.model:
+        return WINDOW_UNKNOWN_MODEL, {"model": origin.model, "window": settings.window}
+    return WINDOW_UNKNOWN, {"window": settings.window}
 
 
 def _label(raw) -> str | None:

@@ -21,6 +21,7 @@ from ...core.analysis.compare import Column, Comparison, compare
 from ...core.analysis.comparison_data import comparison_json, recorded_row, summary_row
 from ...core.analysis.verdict import Name, fill, name_of, verdict_notices
 from ...core.analysis.pricing import Bill, Pricing
+from ...core.output.serialize import billing_json
 from ...core.analysis.story import outcome
 from ...core.drawing.chart import request_chart, small_well
 from ..htmx import CameFrom, Fragments, fragment_page
@@ -73,6 +74,7 @@ def page_json(scenario_id: str):
     comparison = comparison_for(view)
     data = comparison_json(comparison, view.call)
     data["verdict"]["text"] = verdict_sentences(comparison)
+    data["billing"] = billing_json(view.scenario, view.pricing, _)
     return jsonify(data)
 
 
@@ -103,6 +105,8 @@ def panel_context(view: PageState) -> dict:
     return {
         "view": view,
         "pricing": pricing,
+        # Said under the bill's fields for a session (a scenario of the library keeps its one price).
+        "billing": billing_json(view.scenario, pricing, _) if view.scenario.origin is not None else None,
         "comparison": comparison,
         "call": view.call,
         "title": title,

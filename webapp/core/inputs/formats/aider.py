@@ -121,7 +121,7 @@ it is one walk over the lines, each kind of line kept where it goes."""
         raise FormatError([("", "the session has no prompt (no \"#### \" line)")])
     notes = [
         (N_("An aider chat history is a chat without tool structure: prompts (\"#### \" lines) and the model's replies, edits included as text. aider's own output (\"> \" lines: %(count)s) is left out."), {"count": quoted}),
-        (N_("The history holds neither aider's system prompt nor the files it added to the chat, so they are not counted."), {}),
+        (N_("The history holds neither aider's system prompt nor the files it added to the chat."), {}),
     ]
     if followups:
         notes.append((N_("Requests aider sent with no prompt in the history (after \"Add file to the chat?\", an edit error to fix, a watched file's comment): %(count)s. Each is a call; its message is the one aider sends (\"I added these files to the chat: …\"), or else what aider wrote before it."), {"count": followups}))

@@ -30,7 +30,7 @@ NOTES = {
     "unanswered": N_("Calls without a result in the file: %(count)s (the session or the file stops before they returned), left out."),
     **BLOCK_NOTES,
 }
-NOT_IN_LOG = N_("Claude Code's log holds neither the system prompt nor the tool definitions, so they are not counted.")
+NOT_IN_LOG = N_("Claude Code's log holds neither the system prompt nor the tool definitions.")
 
 
 def _is_claude_code(raw: Any) -> bool:

@@ -161,7 +161,7 @@ def _read_cline(raw: list) -> Imported:
     imported.notes = [
         *notes,
         *imported.notes,
-        (N_("The history holds neither the system prompt nor the tool descriptions, so they are not counted."), {}),
+        (N_("The history holds neither the system prompt nor the tool descriptions."), {}),
     ]
     imported.model = _model(raw)
     imported.window, imported.window_source = _window(raw)

@@ -197,7 +197,7 @@ def _read_codex(raw: JsonLines) -> Imported:
     if not any(message["role"] == "user" for message in messages):
         raise FormatError([("", "the rollout has no user message (no response_item line with role user, no user_message event)")])
     counts["compacted"] = len(compactions)
-    notes = said(counts, NOTES) + [(N_("A rollout does not hold the tool definitions, so they are not counted."), {})]
+    notes = said(counts, NOTES) + [(N_("A rollout does not hold the tool definitions."), {})]
     imported = Imported("codex", messages, [], "tools", origins, notes, model=model)
     imported.usage, imported.compactions = tuple(requests.usage[call] for call in sorted(requests.usage)), tuple(compactions)
     if window:

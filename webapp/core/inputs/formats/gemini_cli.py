@@ -122,7 +122,7 @@ def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
         raise FormatError(check.problems)
     if not messages:
         raise FormatError([("messages", "the session has no user or gemini message")])
-    notes = said(counts, NOTES) + [(N_("A Gemini CLI session holds neither the system prompt nor the tool definitions, so they are not counted."), {})]
+    notes = said(counts, NOTES) + [(N_("A Gemini CLI session holds neither the system prompt nor the tool definitions."), {})]
     imported = Imported("gemini-cli", messages, [], "tools", origins, notes, model=models[-1] if models else None)
     imported.usage = tuple(usage)
     return imported

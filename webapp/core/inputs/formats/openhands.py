@@ -175,7 +175,7 @@ def _read_openhands(raw: Any) -> Imported:
     model = state["model"] or (config["model"] if isinstance(config.get("model"), str) else None)
     notes = said(counts, NOTES)
     if not state["tools"]:
-        notes.append((N_("The trajectory does not hold the tool definitions, so they are not counted."), {}))
+        notes.append((N_("The trajectory does not hold the tool definitions."), {}))
     imported = Imported("openhands", messages, state["tools"], "tools", origins, notes, model=model)
     imported.usage, imported.compactions = tuple(state["usage"]), tuple(state["compactions"])
     # The window OpenHands itself worked with (LLMConfig.max_input_tokens), when the run's

@@ -52,7 +52,7 @@ def _read_swe_agent(raw: Any) -> Imported:
         raise FormatError(check.problems)
     notes = [
         (N_("SWE-agent's own fields (agent, message_type, thought, action) were left out, as SWE-agent leaves them out of its requests; tool_call_ids became tool_call_id."), {}),
-        (N_("A trajectory does not hold the tool definitions, so they are not counted."), {}),
+        (N_("A trajectory does not hold the tool definitions."), {}),
     ]
     if examples:
         notes.append((N_("Demonstrations: %(count)s. They are examples, sent ahead of the first real task like the system prompt."), {"count": len(examples)}))

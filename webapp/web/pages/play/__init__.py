@@ -20,7 +20,7 @@ from ....core.analysis.layers import LayerUse
 from ....core.analysis.comparison_data import cost_json
 from ....core.analysis.pricing import bill as priced
 from ....core.engine.calls import Call, Replay
-from ....core.output.serialize import call_json, origin_json, recorded_json, request_body
+from ....core.output.serialize import billing_json, call_json, origin_json, recorded_json, request_body, window_json
 from ....core.output.snippets import settings_code
 from ....core.drawing.layers import bands
 from ...htmx import CameFrom, Fragments, fragment_page, is_htmx
@@ -85,7 +85,16 @@ class PlayData:
 
     @cached_property
     def read_as(self) -> dict | None:
-        return origin_json(self.view.scenario, self.view.settings.counter, _)
+        return origin_json(self.result, _)
+
+    @cached_property
+    def window(self) -> dict:
+        """Where the window comes from, and the sentence that asks for it when nothing said it."""
+        return window_json(self.view.scenario, self.view.settings, _)
+
+    @cached_property
+    def billing(self) -> dict:
+        return billing_json(self.view.scenario, self.view.pricing, _)
 
 
 @blueprint.route("/play/<scenario_id>", endpoint="page")
@@ -117,6 +126,8 @@ def page_json(scenario_id: str):
             "scenario": view.scenario.id,
             "title": data.title,
             "settings": view.settings.model_dump(),
+            "window": data.window,
+            "billing": data.billing,
             "call": view.call,
             "calls": len(result.calls),
             "price_per_million": view.price,
@@ -201,6 +212,9 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         "keep_legend": keep_legend(view.settings),
         "warnings": [_(message) % {name: format_number(value) for name, value in values.items()} for message, values in result.notices],
         "read_as": data.read_as,
+        "window_unknown": data.window["unknown"],
+        # Said near the bill for a session (a scenario of the library keeps its one price).
+        "billing": data.billing if view.scenario.origin is not None else None,
         "jumps": request_jumps(view, result),
         "selected": selected,
         "strategies": strategy_descriptions(),
