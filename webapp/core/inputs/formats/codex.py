@@ -213,11 +213,16 @@ EFFECTIVE_SHARE = 0.95
 
 
 def _full_window(model: str | None, recorded: int, source: str) -> tuple[int, str]:
-    """The model's whole window, where the recorded one is Codex's 95% of it; else the recorded one."""
+    """The model's whole window, where the recorded one is Codex's 95% of it (of the model's
+    window in the table, or of a whole number of thousands, as Codex's own windows are: gpt-5.4
+    runs in Codex at 272,000 though its API takes more); else the recorded one."""
     named = model_window(model)
+    whole = round(recorded / EFFECTIVE_SHARE)
     if named is not None and recorded == int(named.window * EFFECTIVE_SHARE):
-        return named.window, f"{source}: {recorded:,}, {EFFECTIVE_SHARE:.0%} of {model}'s {named.window:,}, the share Codex lets a request use"
-    return recorded, source
+        whole = named.window
+    elif int(whole * EFFECTIVE_SHARE) != recorded or whole % 1000:
+        return recorded, source
+    return whole, f"{source}: {recorded:,}, {EFFECTIVE_SHARE:.0%} of {model}'s {whole:,}, the share Codex lets a request use"
 
 
 def _aborted_outputs(messages: list[Message], origins: list[str], counts: dict[str, int]) -> tuple[list[Message], list[str]]:
