@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from webapp.core.engine.replay import replay, replay_from
 from webapp.core.inputs.lessons import parse_scenario_toml
 from webapp.core.inputs.library import load_file
+from webapp.core.inputs.scenarios import ScenarioError
 from webapp.core.model import Origin, RecordedCompaction, RecordedUsage, Scenario, ScriptMessage
 from webapp.core.settings import Settings
 
@@ -122,7 +123,7 @@ def test_the_well_is_as_tall_as_the_request_it_counts():
     result = _none(scenario)
     for call in result.calls[1:6]:
         drawn = result.floor_at(call.number) + sum(result.block_tokens(block) for block in call.blocks)
-        assert drawn == pytest.approx(call.tokens, abs=2)
+        assert drawn == pytest.approx(call.tokens, abs=4)  # a request's few priming tokens are in no block
 
 
 def test_a_lesson_without_recorded_usage_counts_with_the_counter_alone():
@@ -144,3 +145,27 @@ def test_the_bill_says_which_recorded_call_a_count_is_built_on(client):
     assert f"{data['counted_by_counter']:,}" in page
     first = client.get(f"{link}?call=1").get_data(as_text=True)
     assert "Counted as the harness counts" not in first  # call 1 has no recorded call before it
+
+
+# The files whose log leaves out text the provider counted, past the first call: aider's
+# history holds neither the files added to the chat nor its repository map, and this Gemini
+# CLI session's model thought 10,849 tokens at call 2 that it resends as signatures only.
+WITHHOLDS_TEXT = {"mozgoslav.aider.chat.history.md": "files added to the chat", "vibecodingtracker-session.json": "thoughts"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [path for path in sorted(SESSIONS.glob("*/*")) if not path.name.startswith("generated-") and path.name not in WITHHOLDS_TEXT and path.suffix in (".json", ".jsonl", ".md")],
+    ids=lambda path: path.name,
+)
+def test_every_real_sessions_counts_are_within_5_percent_median_and_15_percent_max(path):
+    try:
+        scenario = load_file(path)
+    except ScenarioError:
+        pytest.skip("refused: tests/test_session_formats.py says why")
+    recorded = [call for call in _none(scenario).calls if call.recorded is not None and call.recorded.input_tokens]
+    if not recorded:
+        pytest.skip("no usage recorded")
+    errors = [abs(call.tokens - call.recorded.input_tokens) / call.recorded.input_tokens for call in recorded]
+    assert statistics.median(errors) <= 0.05
+    assert max(errors) <= 0.15

@@ -61,7 +61,7 @@ def test_the_cli_table_and_json_show_the_recorded_figure(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["calls"][0]["recorded"]["input_tokens"] == data["calls"][0]["tokens"] == 15_257
     assert data["calls"][-1]["recorded"] is None  # the script ends on a request the log never answered
-    assert data["read_as"]["settings_from_file"] == ["window"]
+    assert data["read_as"]["settings_from_file"] == ["window", "counter"]
 
 
 def test_recorded_calls_are_numbered_as_the_replay_numbers_them():

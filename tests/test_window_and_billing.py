@@ -67,7 +67,7 @@ def test_a_window_the_file_records_wins_over_the_model_and_is_said():
     recorded = replace(scenario.origin, window=150_000, window_source="line 2, model_context_window", notes=())
     scenario = with_file_settings(replace(scenario, origin=recorded), [])
     assert scenario.settings.window == 150_000 and scenario.origin.window_from == "file"
-    assert scenario.origin.notes == (("Window: %(window)s tokens, as the file records it (%(source)s).", {"window": 150_000, "source": "line 2, model_context_window"}),)
+    assert scenario.origin.notes[0] == ("Window: %(window)s tokens, as the file records it (%(source)s).", {"window": 150_000, "source": "line 2, model_context_window"})
     from webapp.core.output.serialize import window_json
 
     assert window_json(scenario, scenario.settings) == {"tokens": 150_000, "from": "file", "source": "line 2, model_context_window", "unknown": None}

@@ -137,11 +137,22 @@ def parse_transcript(
     return with_file_settings(scenario, notes)
 
 
+# Where the session recorded the provider's counts, each call is built on the last one and the
+# counter counts only what came since (engine/recorded.py): a tokenizer counts a tool's code or
+# JSON within a few percent where the characters / 4 estimate can be off by half.
+RECORDED_COUNTER = "o200k_base"
+COUNTER_ON_RECORDED = N_(
+    "Each call is counted from the provider's count of the last call the file records, plus what came "
+    "since, counted with %(counter)s. Change the counter in the settings."
+)
+
+
 def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
     """The scenario with its own default settings taken from the file, each said in a note:
     the window the file records, else that of the model it names (counting/windows.py), else,
     for a chat made by hand (no harness's log) that names no model and never reaches the usual
-    window's line, a window where the hammer falls; and KEEP in tool results for a session of one or two requests. Where
+    window's line, a window where the hammer falls; a tokenizer for a session that recorded the
+    provider's counts; and KEEP in tool results for a session of one or two requests. Where
     the window comes from is kept (`Origin.window_from`): where nothing gave it, the page asks
     for it (`unknown_window`). A model the table knows never gets the small chat's window."""
     origin = scenario.origin
@@ -155,6 +166,10 @@ def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
         notes.append((WINDOW_FROM_MODEL, {"window": named.window, "model": origin.model, "source": named.source}))
     if window_from:
         from_file.append("window")
+    if origin.usage:
+        updates["counter"] = RECORDED_COUNTER
+        from_file.append("counter")
+        notes.append((COUNTER_ON_RECORDED, {"counter": RECORDED_COUNTER}))
     requests = sum(1 for item in scenario.script if item.role == "user")
     if scenario.kind == "transcript" and requests <= 2 and any(item.role == "tool" for item in scenario.script):
         updates["keep_unit"] = "tool_results"
