@@ -41,6 +41,10 @@ NOTES = {
     "compacted": N_("Compactions recorded by Claude Code: %(count)s. The replay keeps the whole history; each summary and the call it came before are kept with the transcript."),
     "partial": N_("The file starts in the middle of a session (its first message's parent is not in it). Tool results whose call is not in the file: %(count)s, left out."),
     "unanswered": N_("Calls without a result in the file: %(count)s (the session or the file stops before they returned), left out."),
+    "relinked": N_(
+        "Compactions whose history is taken from the lines written before them: %(count)s. The line their "
+        "logicalParentUuid names is not in the file."
+    ),
     "own_results": N_(
         "Tool calls the user stopped or refused: %(count)s. Claude Code answered each itself with an error result "
         "(\"Interrupted by user\", \"The user doesn't want to proceed…\"), sent as the file writes it."
@@ -95,12 +99,24 @@ def _chain(raw: JsonLines, counts: dict[str, int]) -> tuple[list[tuple[int, dict
         seen.add(leaf[1]["uuid"])
         chain.append(leaf)
         parent = leaf[1].get("parentUuid") or leaf[1].get("logicalParentUuid")
-        leaf = by_uuid.get(parent) if isinstance(parent, str) else None
-        partial = isinstance(parent, str) and leaf is None
+        found = by_uuid.get(parent) if isinstance(parent, str) else None
+        if found is None and isinstance(parent, str) and leaf[1].get("subtype") == "compact_boundary":
+            found = _message_before(by_uuid, leaf[0])
+            counts["relinked"] += found is not None
+        leaf, partial = found, isinstance(parent, str) and found is None
     replies = _replies(by_uuid, seen)
     chain = _with_parallel_results(chain[::-1], by_uuid, seen, replies)
     counts["branch"] = sum(1 for number, record in by_uuid.values() if record.get("type") in MESSAGE_RECORDS and record["uuid"] not in seen)
     return chain, replies, partial
+
+
+def _message_before(by_uuid: dict, number: int) -> tuple[int, dict] | None:
+    """The last message written before line `number`: a compaction's history, when the line its
+    logicalParentUuid names was never written (real 2.1.39 files have such boundaries)."""
+    return max(
+        ((line, record) for line, record in by_uuid.values() if line < number and record.get("type") in MESSAGE_RECORDS),
+        key=lambda item: item[0], default=None,
+    )
 
 
 def _reply_id(record: dict) -> str | None:
