@@ -114,7 +114,8 @@ def test_each_harness_has_its_products_configuration_as_code(name):
     keys = {
         "codex-cli": "model_auto_compact_token_limit = 180000",
         "gemini-cli": '"compressionThreshold": 0.5',
-        "claude-code": "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=84",
+        # 167,000 of 180,000, the window less the output reserve: floor(180,000 × 92.7778%) = 167,000.
+        "claude-code": "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=92.7778",
         "anthropic-compaction": '"type": "compact_20260112"',
         "openhands-summarizing": "max_size=100",
         "openhands-masking": "attention_window=100",
