@@ -92,13 +92,15 @@ def test_each_model_call_the_file_records_is_one_replayed_call_with_its_recorded
     assert [call.recorded.input_tokens if call.recorded else None for call in calls] == expected
 
 
-def test_a_reply_split_by_a_streamed_tool_result_is_one_call_with_both_its_tools(tmp_path):
+def test_a_reply_with_a_line_and_a_result_off_the_chain_is_one_call_with_both_its_tools():
     calls = _replayed(CLAUDE_CODE / "spotter-tool_heavy.jsonl")
-    # msg_01…DSj7e6 (lines 27-30): a web search and a glob, the glob's line and its result on a
-    # branch of their own; both results go with the next call, none is "another branch".
+    # The reply of lines 27-30 calls a web search (line 29) and a glob (line 30, whose line and
+    # result, 32, hang on a branch of their own): one call, and both results go with the next.
     assert len(calls) == 4
-    history = calls[3].blocks
-    assert sum(1 for block in history if block.role == "tool") >= 3
+    reply = [block.message for block in calls[3].blocks if block.role == "assistant"][-1]
+    names = [call["function"]["name"] for call in reply["tool_calls"]]
+    results = {block.message["tool_call_id"] for block in calls[3].blocks if block.role == "tool"}
+    assert names == ["WebSearch", "Glob"] and {call["id"] for call in reply["tool_calls"]} <= results
 
 
 def test_a_compaction_whose_logical_parent_was_never_written_keeps_the_history_before_it(tmp_path):
