@@ -47,8 +47,9 @@ def test_gemini_defaults_are_those_of_chat_compression_service():
 
 
 def test_claude_code_defaults_are_the_reported_formula():
-    """anthropics/claude-code#31806 (unverified: window - min(max output, 20,000) - 13,000) and the
-    "What survives compaction" table of code.claude.com/docs/en/context-window (5 files, 5,000 tokens)."""
+    """The auto-compact line of @anthropic-ai/claude-code's cli.js 2.1.21 to 2.1.30 (window -
+    min(max output, 20,000) - 13,000; tests/test_claude_code_sessions.py) and the "What survives
+    compaction" table of code.claude.com/docs/en/context-window (5 files, 5,000 tokens)."""
     claude = STRATEGIES["claude-code"]
     assert claude.trigger.reserve == 33_000 and claude.trigger.lower_only
     assert parse_settings({"strategy": "claude-code", "window": "200000"}).limit == 167_000  # 83.5%
@@ -113,7 +114,8 @@ def test_each_harness_has_its_products_configuration_as_code(name):
     keys = {
         "codex-cli": "model_auto_compact_token_limit = 180000",
         "gemini-cli": '"compressionThreshold": 0.5',
-        "claude-code": "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=84",
+        # 167,000 of 180,000, the window less the output reserve: floor(180,000 × 92.7778%) = 167,000.
+        "claude-code": "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=92.7778",
         "anthropic-compaction": '"type": "compact_20260112"',
         "openhands-summarizing": "max_size=100",
         "openhands-masking": "attention_window=100",

@@ -24,7 +24,7 @@ SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 # file → (format, assistant calls, recorded usages, recorded compactions, model)
 READ = {
     "claude-code/vibecodingtracker-claude-code-v1.0.95.jsonl": ("claude-code", 31, 31, 0, "claude-sonnet-4-20250514"),
-    "claude-code/spotter-ae4a77f8-lines-1300-1700-compaction.jsonl": ("claude-code", 43, 43, 1, "claude-opus-4-6"),
+    "claude-code/spotter-ae4a77f8-lines-1300-1700-compaction.jsonl": ("claude-code", 40, 40, 1, "claude-opus-4-6"),
     "claude-code/spotter-ae4a77f8-agent-acompact-946d2b.jsonl": ("claude-code", 1, 1, 0, "claude-opus-4-6"),
     "codex/empire-of-bits-codex-session-a.jsonl": ("codex", 7, 7, 0, "gpt-5.4"),
     "codex/vibecodingtracker-codex-rollout.jsonl": ("codex", 19, 19, 0, "aide-gpt-5"),  # cli 0.39 writes each token_count ahead of its reply

@@ -99,6 +99,16 @@ SUMMARIZING_LEVELS = frozenset(
 )
 
 
+# Claude Code's auto-compact line, as the cli.js of @anthropic-ai/claude-code computes it (read
+# in 2.1.21, 2.1.22 and 2.1.30; docs/harnesses.md): the model's window minus the output it
+# reserves, min(the model's max output, 20,000), minus a 13,000-token buffer; an override can
+# only lower it. Every Claude 4 model's max output passes 20,000 (Sonnet 4.5: CLAUDE_CODE_MAX_
+# OUTPUT_TOKENS' default 32,000, under its 64,000 cap). Versions 2.0.0 to 2.1.20 (2.0.76 among
+# them) reserved the whole max output: 32,000 + 13,000 (CLAUDE_CODE_OLD_RESERVE).
+CLAUDE_CODE_OUTPUT_RESERVE = 20_000
+CLAUDE_CODE_AUTOCOMPACT_BUFFER = 13_000
+CLAUDE_CODE_OLD_RESERVE = 32_000 + CLAUDE_CODE_AUTOCOMPACT_BUFFER
+
 # The production harnesses, each at its product's defaults (docs/harnesses.md cites every one).
 HARNESSES = (
     Strategy(
@@ -138,15 +148,15 @@ HARNESSES = (
     Strategy(
         "claude-code",
         N_(
-            "as Claude Code does it (approximate: its code is not public): near the window minus a "
-            "33,000-token reserve, old tool output is cleared, then everything but the last turn becomes "
-            "a summary with the recent files re-read"
+            "as Claude Code 2.1 does it: at its own line, the window minus a 20,000-token output reserve "
+            "and a 13,000-token buffer, old tool output is cleared, then everything but the last turn "
+            "becomes a summary with the recent files re-read (these steps approximate: its source is not public)"
         ),
         ("microcompact", "claude-summary"),
         family="harness",
         keep_rule="last-turn",
         product="Claude Code",
-        trigger=Trigger(reserve=33_000, lower_only=True),
+        trigger=Trigger(reserve=CLAUDE_CODE_OUTPUT_RESERVE + CLAUDE_CODE_AUTOCOMPACT_BUFFER, lower_only=True),
         params={"tool_results_kept": 5, "files": 5, "file_tokens": 5_000},
         style="claude",
     ),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from ..settings import Settings
-from ..strategy_catalog import STRATEGIES
+from ..strategy_catalog import CLAUDE_CODE_OUTPUT_RESERVE, STRATEGIES
 
 
 def codex(settings: Settings) -> str:
@@ -36,13 +36,20 @@ def gemini(settings: Settings) -> str:
 
 
 def claude_code(settings: Settings) -> str:
-    percent = round(settings.effective_threshold * 100)
-    lines = [
-        f"export CLAUDE_CODE_AUTO_COMPACT_WINDOW={settings.window}",
-        f"export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={percent}  # compact at {percent}% of that window ({round(settings.limit):,} tokens)",
-        "# The override can only lower the line (documented); its default and range are not published.",
-        "# DISABLE_AUTO_COMPACT=1 turns automatic compaction off; /compact [focus] compacts by hand.",
-    ]
+    """Claude Code takes the override as a percentage of the window less its output reserve,
+    floored, and keeps the lower of that and its own line (cli.js of 2.1.30)."""
+    reserve = STRATEGIES["claude-code"].trigger.reserve
+    lines = [f"export CLAUDE_CODE_AUTO_COMPACT_WINDOW={settings.window}"]
+    if settings.window <= reserve:
+        lines.append(f"# Claude Code keeps {reserve:,} tokens free below the window: on this one it compacts before every request.")
+    else:
+        effective = settings.window - CLAUDE_CODE_OUTPUT_RESERVE
+        percent = round(settings.limit * 100 / effective, 4)
+        lines += [
+            f"export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={percent:g}  # of the window less the 20,000-token output reserve: {round(settings.limit):,} tokens",
+            f"# The override (above 0, at most 100) can only lower Claude Code's own line, the window less {reserve:,} tokens.",
+        ]
+    lines.append("# DISABLE_AUTO_COMPACT=1 turns automatic compaction off; /compact [focus] compacts by hand.")
     return "\n".join(lines)
 
 

@@ -3,8 +3,10 @@
 The conversation is a tree: each record names its parent (`parentUuid`), and a rewind or a
 retry leaves branches. A resumed session continues from the last message and walks back to
 the root, crossing a compaction by its `logicalParentUuid`; so does this reader. Each content
-block of an API reply is its own line (sharing `message.id` and its `usage`): they are merged
-back into one message, then read as Anthropic Messages blocks (docs/transcripts.md)."""
+block of an API reply is its own line (sharing `message.id` and its `usage`), and a tool that
+ran while the reply was still streaming has its result written between two of them: every line
+of one `message.id` is merged back into one message, its results after it, then read as
+Anthropic Messages blocks (docs/transcripts.md)."""
 
 from __future__ import annotations
 
@@ -13,23 +15,58 @@ from typing import Any
 from ...i18n import N_
 from .anthropic_messages import BLOCK_NOTES, NO_CLAUDE_TOKENIZER, assistant_blocks, user_blocks
 from ...model import RecordedCompaction, RecordedUsage
+from ...strategy_catalog import CLAUDE_CODE_OLD_RESERVE, STRATEGIES
 from .common import (
     Check, Format, FormatError, Imported, JsonLines, Message, call_number, record_objects, said,
     settle_calls,
 )
 
 MESSAGE_RECORDS = ("user", "assistant")
+# The user messages Claude Code writes when the user stops a request (cli.js of
+# @anthropic-ai/claude-code 2.0.76 and 2.1.30): the request under way gets no reply, and the
+# notice is sent with the next request, after what the stopped one carried.
+INTERRUPTIONS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
+# The error results Claude Code writes itself for a tool call the user stopped or refused
+# (same source): they are in the file and sent as written.
+OWN_RESULTS = ("Interrupted by user", "The user doesn't want to proceed", "The user doesn't want to take this action")
 
 NOTES = {
-    "merged": N_("Content blocks written one per line were merged back into their API messages: %(count)s lines."),
+    "merged": N_(
+        "Content blocks written one per line were merged back into their API messages: %(count)s lines. "
+        "A reply is one call, with its tool results after it, even where a result was written between its lines."
+    ),
     "skipped": N_("Lines skipped: %(count)s (progress, hooks, file snapshots, queue and system records). They are the app's bookkeeping, never sent to the model."),
     "sidechain": N_("Sub-agent lines left out: %(count)s. A sub-agent's conversation is sent in its own requests, not in this one."),
     "branch": N_("Lines on other branches left out: %(count)s (a rewind or a retry). The replay follows the chain a resumed session follows, back from the last message."),
     "compacted": N_("Compactions recorded by Claude Code: %(count)s. The replay keeps the whole history; each summary and the call it came before are kept with the transcript."),
     "partial": N_("The file starts in the middle of a session (its first message's parent is not in it). Tool results whose call is not in the file: %(count)s, left out."),
     "unanswered": N_("Calls without a result in the file: %(count)s (the session or the file stops before they returned), left out."),
+    "relinked": N_(
+        "Compactions whose history is taken from the lines written before them: %(count)s. The line their "
+        "logicalParentUuid names is not in the file."
+    ),
+    "own_results": N_(
+        "Tool calls the user stopped or refused: %(count)s. Claude Code answered each itself with an error result "
+        "(\"Interrupted by user\", \"The user doesn't want to proceed…\"), sent as the file writes it."
+    ),
     **BLOCK_NOTES,
 }
+INTERRUPTED = N_(
+    "Requests the user interrupted: %(count)s, the first at line %(line)s. Claude Code recorded no reply and no usage "
+    "for them: they are no calls of the replay, and what each carried goes with the next request, after the "
+    "interruption notice, as Claude Code sends it."
+)
+INTERRUPTED_LAST = N_(
+    "The file ends with a request the user interrupted (line %(line)s): it got no reply and no usage, so it is left "
+    "out of the replay, with the tool results it carried (%(count)s) and their calls."
+)
+OLDER_LINE = N_(
+    "Written by Claude Code %(version)s, which compacts at the window minus %(reserve)s tokens (the model's whole "
+    "output reserve, 32,000 by default, and a 13,000-token buffer). The claude-code strategy follows Claude Code "
+    "2.1.21 and later, which reserve %(current)s: it compacts later than this session did."
+)
+# The versions that reserved the whole max output (cli.js of 2.0.0, 2.0.76, 2.1.20; 2.1.21 caps it).
+OLDER_LINE_VERSIONS = ((2, 0, 0), (2, 1, 21))
 NOT_IN_LOG = N_("Claude Code's log holds neither the system prompt nor the tool definitions.")
 
 
@@ -40,9 +77,10 @@ def _is_claude_code(raw: Any) -> bool:
     )
 
 
-def _chain(raw: JsonLines, counts: dict[str, int]) -> tuple[list[tuple[int, dict]], bool]:
-    """The records from the root to the last message, as a resumed session walks them, and
-    whether the root's parent is missing from the file."""
+def _chain(raw: JsonLines, counts: dict[str, int]) -> tuple[list[tuple[int, dict]], dict[str, list[tuple[int, dict]]], bool]:
+    """The records from the root to the last message, as a resumed session walks them; every
+    line of each reply on it, by `message.id` (`_replies`); and whether the root's parent is
+    missing from the file."""
     by_uuid: dict[str, tuple[int, dict]] = {}
     leaf = None
     # A sub-agent's own file (subagents/agent-*.jsonl) is all sidechain: then it is the conversation.
@@ -61,11 +99,43 @@ def _chain(raw: JsonLines, counts: dict[str, int]) -> tuple[list[tuple[int, dict
         seen.add(leaf[1]["uuid"])
         chain.append(leaf)
         parent = leaf[1].get("parentUuid") or leaf[1].get("logicalParentUuid")
-        leaf = by_uuid.get(parent) if isinstance(parent, str) else None
-        partial = isinstance(parent, str) and leaf is None
-    chain = _with_parallel_results(chain[::-1], by_uuid, seen)
+        found = by_uuid.get(parent) if isinstance(parent, str) else None
+        if found is None and isinstance(parent, str) and leaf[1].get("subtype") == "compact_boundary":
+            found = _message_before(by_uuid, leaf[0])
+            counts["relinked"] += found is not None
+        leaf, partial = found, isinstance(parent, str) and found is None
+    replies = _replies(by_uuid, seen)
+    chain = _with_parallel_results(chain[::-1], by_uuid, seen, replies)
     counts["branch"] = sum(1 for number, record in by_uuid.values() if record.get("type") in MESSAGE_RECORDS and record["uuid"] not in seen)
-    return chain, partial
+    return chain, replies, partial
+
+
+def _message_before(by_uuid: dict, number: int) -> tuple[int, dict] | None:
+    """The last message written before line `number`: a compaction's history, when the line its
+    logicalParentUuid names was never written (real 2.1.39 files have such boundaries)."""
+    return max(
+        ((line, record) for line, record in by_uuid.values() if line < number and record.get("type") in MESSAGE_RECORDS),
+        key=lambda item: item[0], default=None,
+    )
+
+
+def _reply_id(record: dict) -> str | None:
+    message_id = (record.get("message") or {}).get("id") if record.get("type") == "assistant" else None
+    return message_id if isinstance(message_id, str) and message_id else None
+
+
+def _replies(by_uuid: dict, seen: set) -> dict[str, list[tuple[int, dict]]]:
+    """Every line of each API response on the chain, by `message.id`, in file order. A line
+    written after a tool result (the tool ran while the reply streamed) or beside a parallel
+    call hangs off the chain; it is still part of the reply, so it is taken in (`seen`)."""
+    on_chain = {_reply_id(record) for number, record in by_uuid.values() if record["uuid"] in seen} - {None}
+    replies: dict[str, list[tuple[int, dict]]] = {}
+    for number, record in sorted(by_uuid.values(), key=lambda item: item[0]):
+        reply_id = _reply_id(record)
+        if reply_id in on_chain:
+            replies.setdefault(reply_id, []).append((number, record))
+            seen.add(record["uuid"])
+    return replies
 
 
 def _blocks(record: dict, kind: str) -> list[dict]:
@@ -73,23 +143,28 @@ def _blocks(record: dict, kind: str) -> list[dict]:
     return [block for block in content if isinstance(block, dict) and block.get("type") == kind] if isinstance(content, list) else []
 
 
-def _with_parallel_results(chain: list[tuple[int, dict]], by_uuid: dict, seen: set) -> list[tuple[int, dict]]:
+def _with_parallel_results(chain: list[tuple[int, dict]], by_uuid: dict, seen: set, replies: dict) -> list[tuple[int, dict]]:
     """The chain with the results of parallel calls put back: each result's parent is its own
     tool_use line, so all but the last call's result hang off the chain on branches of their
-    own. They go right after the reply, before the chain's next user or system line."""
+    own. They go after the reply (all its lines, `replies`), before the chain's next user or
+    system line."""
     off_chain = {
         block.get("tool_use_id"): (number, record)
         for number, record in by_uuid.values()
         if record["uuid"] not in seen and record.get("type") == "user"
         for block in _blocks(record, "tool_result")
     }
-    out, pending = [], []
+    out, pending, met = [], [], set()
     for number, record in chain:
         if record.get("type") in ("user", "system") and pending:
             out += sorted(pending, key=lambda item: item[0])
             pending = []
         out.append((number, record))
-        for block in _blocks(record, "tool_use") if record.get("type") == "assistant" else []:
+        reply_id = _reply_id(record)
+        if reply_id is None or reply_id in met:
+            continue
+        met.add(reply_id)
+        for block in (block for _line, line in replies[reply_id] for block in _blocks(line, "tool_use")):
             found = off_chain.pop(block.get("id"), None)
             if found is not None and found not in pending:
                 pending.append(found)
@@ -97,10 +172,32 @@ def _with_parallel_results(chain: list[tuple[int, dict]], by_uuid: dict, seen: s
     return out + sorted(pending, key=lambda item: item[0])
 
 
-def _api_messages(chain: list[tuple[int, dict]], counts: dict[str, int]) -> list[dict]:
-    """The chain as API messages {role, content blocks, line, usage, model}: an assistant
-    reply's lines merged by message.id, consecutive user lines (parallel results) into one
-    turn. Compaction boundaries and summaries become {"compaction": …} markers."""
+def _content(record: dict) -> Any:
+    content = record["message"].get("content")
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def _interruption(blocks: Any) -> bool:
+    """The notice Claude Code writes when the user stops a request."""
+    return isinstance(blocks, list) and any(isinstance(block, dict) and block.get("text") in INTERRUPTIONS for block in blocks)
+
+
+def _own_results(blocks: Any) -> int:
+    """Claude Code's own error results for tool calls the user stopped or refused."""
+    return sum(
+        1 for block in (blocks if isinstance(blocks, list) else [])
+        if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")
+        and isinstance(block.get("content"), str) and block["content"].startswith(OWN_RESULTS)
+    )
+
+
+def _api_messages(chain: list[tuple[int, dict]], replies: dict, counts: dict[str, int]) -> list[dict]:
+    """The chain as API messages {role, content blocks, line, usage, model}: all the lines of
+    one reply (one `message.id`) merged into one assistant message at its first line, with the
+    usage of its last (the same input; the output complete), and the user lines after it
+    (results, parallel or written between the reply's lines) into one turn. Compaction
+    boundaries and summaries become {"compaction": …} markers. A user turn whose last line is an
+    interruption notice says so ("interrupted": its line)."""
     merged: list[dict] = []
     for number, record in chain:
         kind = record.get("type")
@@ -119,17 +216,52 @@ def _api_messages(chain: list[tuple[int, dict]], counts: dict[str, int]) -> list
                 merged.append(marker)
             marker["compaction"]["summary"] = summary if isinstance(summary, str) else ""
             continue
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if kind == "assistant":
+            lines = replies.get(_reply_id(record) or "", [(number, record)])
+            if lines[0][0] != number:
+                continue  # merged into the reply at its first line
+            parts = [(line, _content(part)) for line, part in lines]
+            bad = next(((line, blocks) for line, blocks in parts if not isinstance(blocks, list)), None)
+            line, blocks = bad or (number, [block for _line, part in parts for block in part])
+            counts["merged"] += len(lines) - 1
+            final = lines[-1][1]["message"]
+            merged.append({"role": kind, "content": blocks, "line": line, "usage": final.get("usage"), "model": message.get("model")})
+            continue
+        blocks = _content(record)
+        counts["own_results"] += _own_results(blocks)
+        interrupted = number if _interruption(blocks) else None
         last = merged[-1] if merged else {}
-        same_reply = kind == "assistant" and last.get("role") == "assistant" and last.get("id") and last["id"] == message.get("id")
-        if (same_reply or (kind == "user" == last.get("role"))) and isinstance(blocks, list) and isinstance(last.get("content"), list):
+        if last.get("role") == "user" and isinstance(blocks, list) and isinstance(last.get("content"), list):
             counts["merged"] += 1
             last["content"] = last["content"] + blocks
-            last["usage"] = message.get("usage") or last.get("usage")
+            last["interrupted"] = interrupted
             continue
-        merged.append({"role": kind, "content": blocks, "line": number, "id": message.get("id"), "usage": message.get("usage"), "model": message.get("model")})
+        merged.append({"role": kind, "content": blocks, "line": number, "usage": None, "model": None, "interrupted": interrupted})
     return merged
+
+
+def _without_interrupted_end(merged: list[dict]) -> tuple[list[dict], tuple[str, dict[str, int]] | None]:
+    """The API messages without a last user turn that ends with an interruption notice: that
+    request got no reply, so it is no call. The reply before it loses the calls whose results
+    go with it. The note saying so, or None."""
+    last = merged[-1] if merged else {}
+    if not last.get("interrupted"):
+        return merged, None
+    results = {block.get("tool_use_id") for block in last["content"] if isinstance(block, dict) and block.get("type") == "tool_result"}
+    reply = next((item for item in reversed(merged[:-1]) if item.get("role") == "assistant"), None)
+    if reply is not None and isinstance(reply["content"], list):
+        reply["content"] = [block for block in reply["content"] if not (isinstance(block, dict) and block.get("id") in results)]
+    return merged[:-1], (INTERRUPTED_LAST, {"line": last["interrupted"], "count": len(results)})
+
+
+def _older_line(chain: list[tuple[int, dict]]) -> list[tuple[str, dict]]:
+    """The note that the session's Claude Code compacted at another line than the strategy's,
+    from the version its last line names."""
+    version = next((record["version"] for _number, record in reversed(chain) if isinstance(record.get("version"), str)), "")
+    parts = tuple(int(part) for part in version.split(".")[:3] if part.isdigit())
+    if len(parts) != 3 or not OLDER_LINE_VERSIONS[0] <= parts < OLDER_LINE_VERSIONS[1]:
+        return []
+    return [(OLDER_LINE, {"version": version, "reserve": CLAUDE_CODE_OLD_RESERVE, "current": STRATEGIES["claude-code"].trigger.reserve})]
 
 
 def _usage(usage: Any, call: int, line: int) -> RecordedUsage | None:
@@ -145,7 +277,7 @@ def _read_claude_code(raw: Any) -> Imported:
     """Long because it is one walk: the chain, its API messages, then each as chat messages
     with the usage of each call and the compactions between them."""
     counts = {key: 0 for key in NOTES} | {"tools": 0, "moved": 0}
-    chain, partial = _chain(raw, counts)
+    chain, replies, partial = _chain(raw, counts)
     counts["skipped"] = sum(
         1 for _number, record in raw.records
         if not (isinstance(record, dict) and (record.get("type") in MESSAGE_RECORDS or record.get("subtype") == "compact_boundary"))
@@ -154,7 +286,8 @@ def _read_claude_code(raw: Any) -> Imported:
     messages: list[Message] = []
     origins: list[str] = []
     usage, compactions, models = [], [], []
-    for item in _api_messages(chain, counts):
+    api_messages, interrupted_end = _without_interrupted_end(_api_messages(chain, replies, counts))
+    for item in api_messages:
         if "compaction" in item:
             marker = item["compaction"]
             compactions.append(RecordedCompaction(call_number(messages), marker["summary"], marker["trigger"], marker["tokens"], f"line {marker['line']}"))
@@ -183,8 +316,16 @@ def _read_claude_code(raw: Any) -> Imported:
         raise FormatError([("", "the session has no user or assistant message")])
     counts["compacted"] = len(compactions)
     notes = said(counts, NOTES) + ([(NOTES["partial"], {"count": removed})] if partial else [])
+    interruptions = [
+        number for number, record in chain
+        if record.get("type") == "user" and isinstance(record.get("message"), dict) and _interruption(_content(record))
+    ][: -1 if interrupted_end else None]
+    notes += [(INTERRUPTED, {"count": len(interruptions), "line": interruptions[0]})] if interruptions else []
+    notes += [interrupted_end] if interrupted_end else []
+    notes += _older_line(chain)
     imported = Imported("claude-code", messages, [], "tools", origins, [*notes, (NOT_IN_LOG, {})])
-    imported.model = max(set(models), key=models.count) if models else None
+    # The model of the last reply: a session switched with /model runs on it now, in its window.
+    imported.model = models[-1] if models else None
     imported.usage, imported.compactions = tuple(usage), tuple(compactions)
     return imported
 
