@@ -82,7 +82,7 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         # What the provider counted for this call, when the session recorded it.
         "recorded": asdict(call.recorded) if call.recorded else None,
         "facts": [
-            {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed}
+            {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed, "lost_from": f.lost_from}
             for f in call.facts
         ],
     }
