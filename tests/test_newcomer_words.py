@@ -212,3 +212,13 @@ def test_a_harness_that_refuses_the_line_is_badged_as_such_not_unsafe_by_design(
     column = body[body.index('data-strategy="anthropic-compaction"') :]
     badges = html.unescape(column[column.index('class="column__badges"') : column.index("</p>", column.index('class="column__badges"'))])
     assert {"en": "its product refuses this line", "fr": "son produit refuse cette ligne", "zh": "它的产品不接受这条线"}[lang] in badges
+
+
+GLOSSARY = {"en": ("✗ lost: an earlier request held it", "· not in the chat yet"), "fr": ("✗ perdu : une requête précédente le contenait", "· pas encore dans la conversation"), "zh": ("✗ 丢失：之前的请求里有它", "· 还没出现在对话里")}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_glossary_tells_a_lost_fact_from_one_not_yet_seen(client, lang):
+    page = words(client, f"/glossary?lang={lang}")
+    for said in GLOSSARY[lang]:
+        assert said in page
