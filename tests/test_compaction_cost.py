@@ -82,7 +82,7 @@ def test_every_compaction_that_changed_the_request_has_a_cost_and_no_other():
 def test_the_event_log_and_the_story_say_what_the_hammer_cost_the_cache(client):
     page = client.get("/play/bike-shop?call=5").get_data(as_text=True)
     assert "giving up 6,026 cached tokens and writing 2,969 again" in page
-    assert "it pays for itself at once" in page
+    assert "it costs no more than the whole request, so there is nothing to pay back" in page
     assert "why clear-tool-results has &#34;clear at least&#34;" in page
     data = client.get("/play/long-haul.json?call=18&strategy=truncate-drop").get_json()
     assert data["compaction_cost"]["break_even"] == 5 and data["compaction_cost"]["first_difference"] == "m3"

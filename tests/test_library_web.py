@@ -231,12 +231,12 @@ def test_the_orphaned_results_are_marked_in_the_well(client):
 def test_the_facts_panel_shows_what_survived_and_what_was_lost(client):
     page = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text(client.get("/play/receipt?call=9"))))
     assert "deposit receipt id PAY-7F3K-22A9 : still in the request" in page
-    assert "transfer receipt id PAY-Q8M1-5XDT : missing, and this call needs it" in page
+    assert "transfer receipt id PAY-Q8M1-5XDT : lost at call 9, and this call needs it" in page
     assert "It truncated 2 results of a tool that cannot be called again" in page
     early = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text(client.get("/play/summary-forgets?call=1"))))
-    assert "booking reference QX7P2M : not in the request; needed from call 7" in early
+    assert "booking reference QX7P2M : not in the chat yet; needed from call 7" in early
     lost = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text(client.get("/play/summary-forgets?call=7"))))
-    assert "booking reference QX7P2M : missing, and this call needs it" in lost
+    assert "booking reference QX7P2M : lost at call 6, and this call needs it" in lost
     kept = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", text(client.get("/play/summary-forgets?call=7&keep_facts=1"))))
     assert "booking reference QX7P2M : still in the request" in kept
     fragment = client.get("/play/summary-forgets?call=7", headers={"HX-Request": "true"}).get_data(as_text=True)

@@ -15,8 +15,9 @@ def test_the_selected_block_says_which_of_its_values_the_agent_uses_again(page, 
     expect(detail).to_contain_text("Mavic Aksium 700c front wheel, quick release from this block is used again at calls 2, 4")
     assert "block=m3" in page.url
     facts = page.locator("#facts .references")
-    # The return label the last tool result gives is in the reply of this very call.
-    expect(facts).to_contain_text("RMA-20931: this call uses it again (brought in at call 6): still in the request as written")
+    # The return label the last tool result gives is in the reply of this very call: new, not "again".
+    expect(facts).to_contain_text("RMA-20931: new in this request, and this call's reply writes it")
+    expect(facts).not_to_contain_text("again")
 
 
 def test_a_value_gone_before_its_use_is_marked_lost_in_the_facts_panel(page, live_server):

@@ -227,7 +227,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("drop", N_("level 2: old exchanges are dropped whole"), ("drop",)),
         Strategy(
             "truncate-drop",
-            N_("level 1, then level 2 if that was not enough: the reference compact() of the Compaction pattern"),
+            N_("level 1, then level 2 if that was not enough, as the compact() code of the Compaction pattern page (the one this playground follows) does"),
             ("truncate", "drop"),
         ),
         Strategy("summarize", N_("old exchanges become one summary message (costs a model call)"), ("summarize",)),
@@ -251,7 +251,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             "by-layer",
-            N_("the manual's levels: retrieval first, then old history, then the oldest; a notice if still too big"),
+            N_("the levels of the context-management manual: retrieval first, then old history, then the oldest; a notice if still too big"),
             ("retrieval", "truncate", "drop", "oldest", "notice"),
             by_layer=True,
         ),

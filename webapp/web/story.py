@@ -154,7 +154,7 @@ def explanation(story: CallStory, lang: str) -> str:
             )
         )
     if story.notice:
-        sentences.append(_("The levels were not enough: the manual's notice in the request tells the model that old details may be gone."))
+        sentences.append(_("The levels were not enough: the notice the context-management manual prescribes, now in the request, tells the model that old details may be gone."))
     destroyed = sorted({block.tool for block in story.struck if block.fetch_once})
     if destroyed:
         sentences.append(_("%(tools)s cannot be called again: what its truncated result held is gone for good.", tools=listed(destroyed)))

@@ -42,6 +42,8 @@ class FactFate:
     fact: Fact
     present: tuple[bool, ...]  # at each call, from call 1
     lost_from: int | None  # the first call that needed it and did not have it
+    # At each call, from call 1: the call it went from, when an earlier request held it and this one does not.
+    gone_since: tuple[int | None, ...] = ()
 
     @property
     def lost(self) -> bool:
@@ -288,7 +290,7 @@ def fact_fates(facts: list[Fact], calls: list[Call]) -> list[FactFate]:
     for index, fact in enumerate(facts):
         statuses = [call.facts[index] for call in calls]
         lost = next((call.number for call, status in zip(calls, statuses) if status.missing_when_needed), None)
-        fates.append(FactFate(fact, tuple(status.present for status in statuses), lost))
+        fates.append(FactFate(fact, tuple(status.present for status in statuses), lost, tuple(status.lost_from for status in statuses)))
     return fates
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Literal
 
 import re
@@ -57,10 +57,14 @@ VALUE = re.compile(
 # A number with a unit or an ordinal ("200ms", "3rd", "16px") is a measure, not a value.
 JSON_KEY = re.compile(r"\s*:")
 # Quoted code rather than a name: an assignment or comparison, a statement's end, braces, an
-# escape, a call or an index glued to a name, a shell substitution, an arrow.
-CODE = re.compile(r"[=;{}\\]|\w[(\[]|\$[({]|->")
+# escape, a call or an index glued to a name, a shell substitution, an arrow, words joined by a
+# comma without a space (a list of fields, "lng,lat").
+CODE = re.compile(r"[=;{}\\]|\w[(\[]|\$[({]|->|[A-Za-z],[A-Za-z]")
 NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 MEASURE = re.compile(r"\d+(?:\.\d+)?[a-z]{1,3}")
+# A character range of a pattern ("0-9a-f", "a-zA-Z0-9"), read as an id from "[0-9a-f]{40}".
+RANGE = re.compile(r"(?:[0-9A-Za-z]-[0-9A-Za-z])+")
+YEAR = re.compile(r"(?:19|20)\d\d")
 WORD = re.compile(r"\w+")
 TRAILING = ".,;:!?"
 # A value longer than one word whose words are all in more than this share of the messages
@@ -142,15 +146,15 @@ def _stretch_values(stretch: str) -> Iterator[tuple[str, str]]:
         value = match.group(kind)
         if kind in ("url", "path"):
             value = value.rstrip(TRAILING)
-        elif kind == "id" and MEASURE.fullmatch(value) or kind == "number" and _small(value):
+        elif kind == "id" and (MEASURE.fullmatch(value) or RANGE.fullmatch(value)) or kind == "number" and _small(value):
             continue
         yield value, kind
 
 
 def _small(number: str) -> bool:
-    """Fewer than four significant digits ("10.00", "200", "2026" has four): a count, a price
-    or a year the agent may well write again of itself, not a value it had to be given."""
-    return len(number.replace(",", "").replace(".", "").strip("0")) < 4
+    """Fewer than four significant digits ("10.00", "200"), or a year ("2026"): a count, a
+    price or a year the agent may well write again of itself, not a value it had to be given."""
+    return len(number.replace(",", "").replace(".", "").strip("0")) < 4 or bool(YEAR.fullmatch(number))
 
 
 def _plain_words(text: str) -> bool:
@@ -287,12 +291,35 @@ def _in_floor(value: str, floor: str, floor_words: set[str]) -> bool:
 
 
 def scenario_references(scenario: Scenario) -> References:
-    """`find_references`, kept on the scenario: every strategy and every step reads it."""
+    """`find_references` without fragments, kept on the scenario: every strategy and every
+    step reads it."""
     try:
         return scenario.derived[find_references]
     except KeyError:
-        found = scenario.derived[find_references] = find_references(scenario)
+        found = scenario.derived[find_references] = without_fragments(find_references(scenario), scenario.facts)
         return found
+
+
+def without_fragments(references: References, facts: list[Fact]) -> References:
+    """Each value once, as a person names it: a value written inside a longer one ("4X7" of a
+    tracking number, "11.02" of "11.02 EUR") is no use of its own at a call that writes the
+    longer one, and a value inside an authored critical fact is checked as that fact. A value
+    left with no use of its own is none."""
+    by_key: dict[str, list[Reference]] = {}
+    for reference in references.items:
+        for word in set(WORD.findall(reference.value)):
+            by_key.setdefault(word, []).append(reference)
+    kept = []
+    for reference in references.items:
+        value = reference.value
+        if any(value in fact.text and occurs(value, fact.text) for fact in facts):
+            continue
+        longer = [other for other in by_key.get(_key(value), ()) if len(other.value) > len(value) and occurs(value, other.value)]
+        taken = {use for other in longer for use in other.uses}
+        uses = tuple(use for use in reference.uses if use not in taken)
+        if uses:
+            kept.append(reference if uses == reference.uses else replace(reference, uses=uses))
+    return References(tuple(kept), references.script_ids)
 
 
 def held_at(reference: Reference, original: set[str], rewritten: list[Block]) -> Held:

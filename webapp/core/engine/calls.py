@@ -37,9 +37,17 @@ class Event(NamedTuple):
 
 @dataclass(frozen=True)
 class FactStatus:
+    """A critical fact at one call: in its request or not, needed by it or not, and when an
+    earlier request held it and this one does not, the call it went from (lost, not unseen)."""
+
     fact: Fact
     present: bool
     needed: bool
+    lost_from: int | None = None
+
+    @property
+    def lost(self) -> bool:
+        return self.lost_from is not None
 
     @property
     def missing_when_needed(self) -> bool:

@@ -26,8 +26,11 @@ class FactWatch:
         self.known = _script_facts(scenario, counter_name) if self.facts else {}
         self.found: dict[int, tuple[Block, tuple[int, ...]]] = {}  # blocks the loop wrote
         self.counts = [0] * len(self.facts)
-        # A fact has four statuses; each made once, not at every call.
-        self.made: dict[tuple[int, bool, bool], FactStatus] = {}
+        # Whether an earlier request held each fact, and the call it went from since (None: held, or never sent).
+        self.sent_before = [False] * len(self.facts)
+        self.lost_from: list[int | None] = [None] * len(self.facts)
+        # Each status made once, not at every call.
+        self.made: dict[tuple[int, bool, bool, int | None], FactStatus] = {}
 
     def held(self, block: Block) -> tuple[int, ...]:
         """The indexes of the facts in this block's text."""
@@ -48,7 +51,15 @@ class FactWatch:
             for block in blocks:
                 self.add(block)
 
+    def resume(self, previous: Sequence[FactStatus]) -> None:
+        """Go on from a replay's call whose statuses are `previous`: what was sent before it."""
+        for index, status in enumerate(previous):
+            self.sent_before[index] = status.present or status.lost
+            self.lost_from[index] = status.lost_from
+
     def statuses(self, blocks: Sequence[Block], call: int) -> list[FactStatus]:
+        """The facts at call `call` (the calls come in order): a fact an earlier request held and
+        this one does not is lost from the first call without it."""
         if not self.facts:
             return []
         present = [in_prefix or count > 0 for in_prefix, count in zip(self.in_prefix, self.counts)]
@@ -58,10 +69,14 @@ class FactWatch:
                 present[index] = self.facts[index].text in sent
         statuses = []
         for index, (fact, held) in enumerate(zip(self.facts, present)):
-            key = (index, held, call >= fact.needed_from_call)
+            if held:
+                self.sent_before[index], self.lost_from[index] = True, None
+            elif self.sent_before[index] and self.lost_from[index] is None:
+                self.lost_from[index] = call
+            key = (index, held, call >= fact.needed_from_call, self.lost_from[index])
             status = self.made.get(key)
             if status is None:
-                status = self.made[key] = FactStatus(fact, held, key[2])
+                status = self.made[key] = FactStatus(fact, held, key[2], key[3])
             statuses.append(status)
         return statuses
 

@@ -154,6 +154,7 @@ class _Loop:
         self.calls = base.calls[: number - 1]
         self.history = list(call.blocks)
         self.facts.recount(self.history)
+        self.facts.resume(previous.facts)
         self.units = sum(block.units for block in self.history)
         self.request, self.turn, self.turn_open = call.request_number, call.turn - 1, False
         self.sent = previous.sent_total

@@ -161,7 +161,7 @@ def call_json(result: Replay, call: Call) -> dict[str, Any]:
         "counted_by_counter": call.counted,
         "built_on_recorded_call": call.calibration.call if call.calibration else None,
         "facts": [
-            {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed}
+            {"text": f.fact.text, "label": f.fact.label, "present": f.present, "needed": f.needed, "lost_from": f.lost_from}
             for f in call.facts
         ],
     }

@@ -34,7 +34,7 @@ from .blocks import block_detail
 from .chat import chat
 from .references import block_references, reference_checks, reference_json
 from .layers import budget_rows, cache_figures, layer_budget, layer_metric_rows, layered, metric_rows, metrics, pin_checks, pin_control, pinned_set
-from .log import call_sentence, cost_story, event_log
+from .log import cache_is_the_lesson, call_sentence, cost_story, event_log
 from .stepper import keep_legend, lesson_path, next_event, request_jumps, speed_links
 from .well import draw
 
@@ -203,6 +203,7 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         "bill": bill(data),
         "log": event_log(result, view.call, first=before.call if before else 1, costs=costs),
         "cost_story": cost_story(costs[view.call]) if view.call in costs else None,
+        "cache_lesson": cache_is_the_lesson(view.scenario),
         "chat": chat(result, view.call, before.call if before else 0),
         "story": data.story,
         "path": lesson_path(view, data.lang),

@@ -44,7 +44,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
                 (name, _(counter.label), round(counter.block_tokens(result.scenario.floor_units(counter))))
                 for name, counter in block_counters(result)
             ],
-            "note": _("The estimate counter, like the reference compact() of the Compaction pattern, counts the system prompt only, not the tool definitions."),
+            "note": _("The estimate counter, like the compact() code of the Compaction pattern page this playground follows, counts the system prompt only, not the tool definitions."),
             "estimated": "",
             "images": [],
         }

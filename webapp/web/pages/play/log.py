@@ -9,6 +9,7 @@ from flask_babel import ngettext
 
 from ....core.analysis.compaction_cost import CompactionCost
 from ....core.engine.calls import Call, Event, Replay
+from ....core.model import Scenario
 from ...languages import number as format_number
 from ...languages import money, percent
 from ...story import close_up, message_name
@@ -92,10 +93,14 @@ def event_log(result: Replay, number: int, first: int = 1, costs: dict[int, Comp
 
 def repaid_text(cost: CompactionCost) -> str:
     if cost.break_even == 0:
-        return _("it pays for itself at once")
+        return _("it costs no more than the whole request, so there is nothing to pay back")
     if cost.break_even is None:
         return _("it never pays for itself: the session ends first")
     return ngettext("it pays for itself after %(num)d call", "it pays for itself after %(num)d calls", cost.break_even)
+
+
+# Figures are written to the ten-thousandth of a dollar: anything smaller is said, not written as $0.0000.
+SMALLEST = 0.0001
 
 
 def cost_text(cost: CompactionCost) -> str:
@@ -112,33 +117,63 @@ def cost_text(cost: CompactionCost) -> str:
     )
 
 
-def cost_story(cost: CompactionCost) -> str:
-    """The selected compaction's cost to the prompt cache, said in full with why it matters."""
+def _this_call(cost: CompactionCost) -> str:
+    """What the compaction's own call costs, against the whole request."""
+    if cost.extra_cost >= SMALLEST / 2:
+        return _("This call costs %(extra)s more than the whole request would have.", extra=money(cost.extra_cost))
+    if cost.extra_cost <= -SMALLEST / 2:
+        return _("This call still costs %(less)s less than the whole request would have.", less=money(-cost.extra_cost))
+    return _("This call costs what the whole request would have, to less than %(smallest)s.", smallest=money(SMALLEST))
+
+
+def _later_calls(cost: CompactionCost) -> str:
+    """What each call after the compaction saves."""
+    if not cost.calls_left:
+        return _("No call comes after this one to send fewer tokens: %(repaid)s.", repaid=repaid_text(cost))
+    if cost.saved <= 0:
+        return _("The later calls send no fewer tokens: no saving.")
+    values = {"saved": format_number(cost.saved), "repaid": repaid_text(cost)}
+    if cost.saving_per_call < SMALLEST / 2:
+        return ngettext(
+            "The %(num)d later call sends %(saved)s fewer tokens, less than %(smallest)s cheaper: %(repaid)s.",
+            "Each of the %(num)d later calls sends %(saved)s fewer tokens, less than %(smallest)s cheaper: %(repaid)s.",
+            cost.calls_left, smallest=money(SMALLEST), **values,
+        )
+    return ngettext(
+        "The %(num)d later call sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
+        "Each of the %(num)d later calls sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
+        cost.calls_left, saving=money(cost.saving_per_call), **values,
+    )
+
+
+def cost_story(cost: CompactionCost) -> dict[str, str]:
+    """The selected compaction's cost to the prompt cache: what it is about, in one line
+    (`headline`), and said in full with why it matters (`text`)."""
     first = message_name(cost.first_difference) if cost.first_difference else _("its end")
     said = [
         _(
-            "What this compaction costs the prompt cache: the cache held the previous request; this one differs from "
-            "%(first)s on, after %(kept)s tokens, so %(given)s cached tokens are given up and %(rewritten)s go through "
-            "the cache again (%(cost)s).",
+            "What this compaction costs the prompt cache: the cache held what the previous call sent; this call's "
+            "request differs from %(first)s on, after %(kept)s tokens, so %(given)s cached tokens are given up and "
+            "%(rewritten)s go through the cache again (%(cost)s).",
             first=first, kept=format_number(cost.kept_prefix), given=format_number(cost.given_up),
             rewritten=format_number(cost.rewritten), cost=money(cost.write_cost),
         ),
-        _("This call costs %(extra)s more than the whole request would have.", extra=money(cost.extra_cost))
-        if cost.extra_cost > 0
-        else _("This call still costs %(less)s less than the whole request would have.", less=money(-cost.extra_cost)),
-        ngettext(
-            "The %(num)d later call sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
-            "Each of the %(num)d later calls sends %(saved)s fewer tokens, %(saving)s less: %(repaid)s.",
-            cost.calls_left, saved=format_number(cost.saved), saving=money(cost.saving_per_call), repaid=repaid_text(cost),
-        )
-        if cost.calls_left
-        else _("No call comes after this one to send fewer tokens: %(repaid)s.", repaid=repaid_text(cost)),
+        _this_call(cost),
+        _later_calls(cost),
         _(
             "The later the first change, the cheaper: this is why a summary goes after the stable part of the request, "
             "and why clear-tool-results has \"clear at least\"."
         ),
     ]
-    return " ".join(said)
+    return {"headline": _("What it costs the prompt cache"), "text": " ".join(said)}
+
+
+def cache_is_the_lesson(scenario: Scenario) -> bool:
+    """Whether the lesson speaks of the prompt cache (its lesson or a narration names it):
+    there a compaction's cost to the cache is told in full at once; elsewhere it is one line
+    until opened."""
+    texts = [scenario.text("lesson"), *(narration.text() for told in scenario.narration.values() for narration in told)]
+    return any("cache" in text.lower() for text in texts)
 
 
 def call_sentence(result: Replay, call: Call) -> str:

@@ -10,7 +10,7 @@ from flask_babel import ngettext
 from ....core.analysis.references import ReferenceFate, replay_reference_fates
 from ....core.engine.calls import Replay
 
-# How many values the facts panel lists at one call; the comparison's JSON lists every one.
+# How many values the facts panel lists at once; the others are folded under one line.
 SHOWN = 6
 
 
@@ -31,14 +31,17 @@ def _held_at(fate: ReferenceFate, number: int) -> str | None:
 
 
 def reference_checks(result: Replay, number: int) -> dict:
-    """The facts panel's values at call `number`: those this call's reply uses again, with
-    what the request still holds of each, then those lost at an earlier call; and how many
-    values entered so far the agent uses again at some call."""
+    """The facts panel's values at call `number`: those this call's reply uses (again, when
+    an earlier call brought them in), with what the request still holds of each, then those
+    lost at an earlier call; and how many values entered so far the agent uses again."""
     fates = [fate for fate in replay_reference_fates(result) if fate.reference.source_call <= number]
     rows = []
     for fate in fates:
         held = _held_at(fate, number)
-        if held is not None:
+        if held is not None and fate.reference.source_call == number:
+            said = _("new in this request, and this call's reply writes it")
+            rows.append({"value": fate.reference.value, "ok": held != "lost", "text": said if held == "verbatim" else _("%(what)s: %(status)s", what=said, status=held_words(held))})
+        elif held is not None:
             rows.append({"value": fate.reference.value, "ok": held != "lost", "text": _(
                 "this call uses it again (brought in at call %(source)s): %(held)s", source=fate.reference.source_call, held=held_words(held)
             )})
@@ -46,7 +49,7 @@ def reference_checks(result: Replay, number: int) -> dict:
             rows.append({"value": fate.reference.value, "ok": False, "text": _(
                 "brought in at call %(source)s, gone when call %(call)s used it", source=fate.reference.source_call, call=fate.lost_from
             )})
-    return {"count": len(fates), "rows": rows[:SHOWN], "more": max(0, len(rows) - SHOWN)}
+    return {"count": len(fates), "rows": rows, "shown": SHOWN}
 
 
 def block_references(result: Replay, block_id: str) -> list[str]:

@@ -57,8 +57,10 @@ def draw(
         short = short_figure(shape.tokens, locale, tokens)
         shape.tokens_short = short if short != tokens(shape.tokens) else ""
     for trace in well.traces:
+        # Every message dropped there so far, not only at this call's compaction (the narration's):
+        # said on the note line, since the label's line has no room to spare on a phone.
         trace.label = _("%(count)d dropped") % {"count": len(trace.ids)}
-        trace.note = _("%(tokens)s tokens") % {"tokens": tokens(trace.tokens)}
+        trace.note = _("%(tokens)s tokens, so far") % {"tokens": tokens(trace.tokens)}
     settings = replay.settings
     # The lines as shares of the window: the red line, and the alert and target when set.
     shares = {"line": percent(settings.threshold, 1), "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}
