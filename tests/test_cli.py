@@ -115,3 +115,26 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     run.wait(timeout=60)
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     assert run.returncode == 141  # what a shell reports for a command stopped by SIGPIPE
+
+
+# What `replay` of a transcript does not need, and took a third of its start before issue 32:
+# the web layer, the comparison and the sweep, the recorder, the lessons' models, and the
+# libraries only an image (PIL), a long run of whitespace (regex) or a remote summarizer
+# (http.client) use.
+NOT_FOR_A_REPLAY = (
+    "flask", "flask_babel", "jinja2", "werkzeug", "gunicorn", "webapp.web", "webapp.recorder",
+    "webapp.core.analysis.compare", "webapp.core.analysis.sweep", "webapp.core.inputs.lessons",
+    "PIL", "regex", "http.client",
+)
+
+
+def test_a_replay_imports_only_what_it_needs():
+    script = "import sys\nfrom webapp.cli import main\nmain(['replay', sys.argv[1]])\nprint(' '.join(sys.modules), file=sys.stderr)"
+    run = subprocess.run(
+        [sys.executable, "-c", script, "tests/fixtures/transcripts/chat-tool-call.json"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert any(line.split()[:2] == ["call", "req"] for line in run.stdout.splitlines()), "the replay printed its table"
+    loaded = run.stderr.splitlines()[-1].split()
+    needless = [name for name in loaded if any(name == each or name.startswith(each + ".") for each in NOT_FOR_A_REPLAY)]
+    assert not needless, f"replay imported {needless}"

@@ -4,33 +4,32 @@ every strategy on it, sweep every strategy over a range of lines and KEEP values
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
-from .core.analysis.compare import Comparison, check_call, compare
-from .core.analysis.comparison_data import comparison_json, recorded_row, summary_row
-from .core.analysis.verdict import english, verdict_notices
-from .core.analysis.sweep import LINE_FROM, LINE_STEP, LINE_TO, Sweep, SweepRange, parse_keeps, sweep
-from .core.analysis.sweep_data import point_row, sweep_json
 from .core.analysis.layers import layer_use, request_layers
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
 from .core.analysis.pricing import Pricing, parse_pricing
 from .core.analysis.provider_prices import session_basis
 from .core.engine.replay import replay
-from .core.engine.calls import Replay
 from .core.inputs.scenarios import ScenarioError
 from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from .core.output.serialize import billing_json, origin_json, recorded_json, replay_json, window_json
 from .core.settings import Settings, SettingsError, parse_settings
 from .core.strategy_catalog import STRATEGIES
-from .recorder import record
+
+# What only one subcommand needs is imported in its own functions, so that `replay` starts
+# without the comparison, the sweep (sweep_command.py) or the recorder (tests/test_cli.py checks it).
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .core.analysis.compare import Comparison
+    from .core.engine.calls import Replay
 
 # On the command line, a replay setting or a price is a flag of the same name (--keep-unit),
 # and a yes/no setting a switch: written from the fields of Settings and Pricing, with their
@@ -58,7 +57,9 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None) -> argparse.ArgumentParser:
+    """Every subcommand, with the sweep's own flags only for a sweep: their defaults are the
+    sweep module's, which nothing else needs."""
     parser = OneLineParser(prog="compaction-playground", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     play = commands.add_parser("replay", help="replay one scenario call by call")
@@ -78,13 +79,8 @@ def _parser() -> argparse.ArgumentParser:
     over.add_argument("scenario", help="a scenario id from scenarios/, or a path to a .toml scenario or a .json / .traj transcript (any format docs/transcripts.md lists)")
     add_fields(over, Settings, {**WORDS, "strategy": "the current strategy, which the advice is weighed against"})
     add_fields(over, Pricing)
-    over.add_argument("--line-from", type=int, default=LINE_FROM, help=f"the lowest line, in percent of the window (default {LINE_FROM})")
-    over.add_argument("--line-to", type=int, default=LINE_TO, help=f"the highest line, in percent (default {LINE_TO})")
-    over.add_argument("--line-step", type=int, default=LINE_STEP, help=f"percent between two lines (default {LINE_STEP})")
-    over.add_argument("--keeps", default="", help="KEEP values, comma-separated (default: half, the same and double the current KEEP)")
-    formats = over.add_mutually_exclusive_group()
-    formats.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    formats.add_argument("--csv", action="store_true", help="print one CSV row per point instead of a table")
+    if command == "sweep":
+        _sweep_arguments(over)
     commands.add_parser("list", help="list the scenarios (the built-in ones and those of SCENARIOS_DIR)")
     serve = commands.add_parser("serve", help="serve the playground in the browser with gunicorn")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
@@ -99,6 +95,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _sweep_arguments(over: argparse.ArgumentParser) -> None:
+    from .core.analysis.sweep import LINE_FROM, LINE_STEP, LINE_TO
+
+    over.add_argument("--line-from", type=int, default=LINE_FROM, help=f"the lowest line, in percent of the window (default {LINE_FROM})")
+    over.add_argument("--line-to", type=int, default=LINE_TO, help=f"the highest line, in percent (default {LINE_TO})")
+    over.add_argument("--line-step", type=int, default=LINE_STEP, help=f"percent between two lines (default {LINE_STEP})")
+    over.add_argument("--keeps", default="", help="KEEP values, comma-separated (default: half, the same and double the current KEEP)")
+    formats = over.add_mutually_exclusive_group()
+    formats.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    formats.add_argument("--csv", action="store_true", help="print one CSV row per point instead of a table")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
@@ -110,36 +118,32 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # No option comes before the subcommand but --help: the first other word names it.
+    args = _parser(next((word for word in argv if not word.startswith("-")), None)).parse_args(argv)
     try:
         if args.command == "list":
             return _list()
         if args.command == "serve":
             return _serve(args.host, args.port, args.workers)
         if args.command == "record":
+            from .recorder import record
+
             return record(args.upstream, args.out, args.host, args.port, args.timeout)
         scenario = open_scenario(args.scenario)
         values = {name: getattr(args, name) for name in Settings.model_fields}
         settings = parse_settings(values, scenario.settings)
         if args.command == "sweep":
-            return _sweep(args, scenario, settings)
+            from .sweep_command import run_sweep
+
+            return run_sweep(args, scenario, settings, _pricing(args, scenario))
         if args.command == "compare":
-            comparison = compare(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}, session_basis(scenario).pricing))
-            call = check_call(comparison, args.call)
-        else:
-            endpoint = summarizer_config()  # PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY
-            result = replay(scenario, settings, OpenAICompatibleSummarizer(endpoint) if endpoint else None)
+            return _compare(args, scenario, settings)
+        endpoint = summarizer_config()  # PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY
+        result = replay(scenario, settings, OpenAICompatibleSummarizer(endpoint) if endpoint else None)
     except (ScenarioError, SettingsError, SummarizerError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if args.command == "compare":
-        if args.json:
-            json.dump(comparison_json(comparison, call), sys.stdout, ensure_ascii=False, indent=1)
-            print()
-        else:
-            print(comparison_table(comparison, call))
-        return 0
     if args.json:
         json.dump(replay_json(result), sys.stdout, ensure_ascii=False, indent=1)
         print()
@@ -148,24 +152,23 @@ def _run(argv: list[str] | None) -> int:
     return 0
 
 
-def _sweep(args: argparse.Namespace, scenario, settings: Settings) -> int:
-    """The sweep as a table, JSON or CSV. Raises SettingsError for a bad range."""
-    try:
-        keeps = parse_keeps(args.keeps)
-    except ValueError:
-        raise SettingsError([f"keeps: got {args.keeps!r}, expected whole numbers separated by commas"]) from None
-    span = SweepRange(args.line_from, args.line_to, args.line_step, keeps)
-    result = sweep(scenario, settings, parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}, session_basis(scenario).pricing), span)
+def _pricing(args: argparse.Namespace, scenario) -> Pricing:
+    """The prices the flags set, the rest the session's own (its provider's)."""
+    return parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}, session_basis(scenario).pricing)
+
+
+def _compare(args: argparse.Namespace, scenario, settings: Settings) -> int:
+    """The comparison as a table or JSON. Raises SettingsError for a bad price or call."""
+    from .core.analysis.compare import check_call, compare
+    from .core.analysis.comparison_data import comparison_json
+
+    comparison = compare(scenario, settings, _pricing(args, scenario))
+    call = check_call(comparison, args.call)
     if args.json:
-        json.dump(sweep_json(result), sys.stdout, ensure_ascii=False, indent=1)
+        json.dump(comparison_json(comparison, call), sys.stdout, ensure_ascii=False, indent=1)
         print()
-    elif args.csv:
-        rows = [point_row(point) for point in result.points]
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
     else:
-        print(sweep_table(result))
+        print(comparison_table(comparison, call))
     return 0
 
 
@@ -320,6 +323,8 @@ def describe_compaction(call) -> str:
 def as_recorded_lines(comparison: Comparison, call: int, header: str) -> list[str]:
     """What the session recorded, apart from the strategies, in the table's columns ("-" for
     what the log cannot tell, "none" for a call it holds no figure of)."""
+    from .core.analysis.comparison_data import recorded_row
+
     recorded = comparison.recorded
     if recorded is None:
         return []
@@ -335,6 +340,9 @@ def as_recorded_lines(comparison: Comparison, call: int, header: str) -> list[st
 def comparison_table(comparison: Comparison, call: int) -> str:
     """The comparison as a table: the textbook strategies, then the harnesses at their own
     defaults (their line in the `line` column), and each harness's pitfalls under them."""
+    from .core.analysis.comparison_data import summary_row
+    from .core.analysis.verdict import english, verdict_notices
+
     s, p = comparison.settings, comparison.pricing
     lines = [
         f"{comparison.scenario.text('title')} · window {s.window:,} · line {s.threshold:.0%} ({s.limit:,.0f}) · "
@@ -371,55 +379,3 @@ def comparison_table(comparison: Comparison, call: int) -> str:
     lines += ["", "pitfalls:", *pitfalls] if pitfalls else []
     lines += ["", "verdict:"] + [f"  {line}" for line in english(verdict_notices(comparison))]
     return "\n".join(read_as_lines(comparison.columns[0].result) + lines)
-
-
-def sweep_table(result: Sweep) -> str:
-    """The bill of every strategy at every line, one table per KEEP (x: unsafe), then the advice."""
-    s = result.settings
-    lines = [
-        f"{result.scenario.text('title')} · window {s.window:,} · counter {s.counter} · "
-        f"lines {result.span.line_from}% to {result.span.line_to}% by {result.span.line_step} · KEEP counts {s.keep_unit.replace('_', ' ')}",
-        "bill in $ for the whole chat; x: unsafe (overflows, leaves the reply no room, loses a fact, sends a request an API refuses, or may break tool pairs)",
-    ]
-    for keep in result.keeps:
-        shown = sorted({round(point.line, 4) for point in result.points if point.keep == keep})
-        lines += ["", f"keep {keep}:", f"  {'strategy':<23}" + "".join(f" {line:>8.0%}" for line in shown)]
-        for key in result.keys:
-            at = {round(point.line, 4): point for point in result.series(key, keep)}
-            cells = "".join(f" {_bill_cell(at.get(line)):>8}" for line in shown)
-            lines.append(f"  {key:<23}{cells}")
-    lines += ["", "advice:", *(f"  {line}" for line in advice_lines(result))]
-    return "\n".join(lines)
-
-
-def _bill_cell(point) -> str:
-    if point is None:
-        return ""
-    return f"{point.bill:.4f}" + ("" if point.safe else "x")
-
-
-def advice_lines(result: Sweep) -> list[str]:
-    """The cheapest safe point and how far it is from the current settings, in English."""
-    advice = result.recommendation
-    best, current = advice.best, advice.current
-    if best is None:
-        return ["no point of the sweep is safe: raise the window, or widen the range"]
-    out = [
-        f"cheapest safe point: {best.key} at line {best.line:.0%} ({best.settings.limit:,.0f} tokens), keep {best.keep}: "
-        f"${best.bill:.4f}, {best.sent:,} tokens sent ({best.cached:,} from the cache), {best.compactions} compaction{'' if best.compactions == 1 else 's'}"
-    ]
-    if current is not None:
-        state = "safe" if current.safe else "unsafe"
-        out.append(f"your settings: {current.key} at line {current.line:.0%}, keep {current.keep}: ${current.bill:.4f} ({state})")
-        if advice.changes:
-            out.append("change: " + ", ".join(f"{name} {_setting(now)} -> {_setting(then)}" for name, (now, then) in advice.changes.items()))
-            out.append(f"saves ${advice.saving:.4f}" if advice.saving >= 0 else f"costs ${-advice.saving:.4f} more, and is safe")
-        else:
-            out.append("your settings are the cheapest safe point")
-    return out
-
-
-def _setting(value) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
-
 # A remote image is counted as if it were this size: a web photo's usual 3:2 size, 2 tiles at
 # detail high (the remote photos of the calibration fixture cost 2 tiles each).
 REMOTE_IMAGE_SIZE = (768, 512)
@@ -93,6 +91,8 @@ def inline_image_size(url: str) -> tuple[int, int] | None:
         data = base64.b64decode(payload, validate=False)
     except (binascii.Error, ValueError):
         return None
+    from PIL import Image, UnidentifiedImageError  # here: most chats hold no image, and PIL is slow to import
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)

@@ -26,15 +26,16 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
-
-import regex
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import vocab
 from ..i18n import N_
 from .images import DEFAULT_RATE, ImageRate, image_parts, image_rate, image_tokens
 from ..lru import Memoized
 from .tooldefs import namespace_text
+
+if TYPE_CHECKING:
+    import regex
 
 Message = dict[str, Any]
 
@@ -238,6 +239,8 @@ class TiktokenCounter:
         """Tokens of `text` split into the encoding's pieces here, each encoded alone (the guard
         above): the count encode_ordinary gives wherever it does not panic."""
         if self._pieces is None:
+            import regex  # here: only a long run of whitespace needs it, and it is slow to import
+
             self._pieces = regex.compile(self._encoding._pat_str)
         try:
             text.encode("utf-8")

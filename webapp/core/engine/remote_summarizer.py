@@ -26,7 +26,6 @@ import threading
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -126,20 +125,22 @@ def origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(parts.scheme)
 
 
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Refuses every redirect, or with `follow`, follows them but never carries the API key
-    to another origin (urllib copies every header of the request to the next one)."""
+def _opener(follow: bool):
+    """urllib's `open`, refusing every redirect, or with `follow`, following them but never
+    carrying the API key to another origin (urllib copies every header of the request to the
+    next one)."""
+    import urllib.request  # here: it imports http.client and ssl, which only a remote summary needs
 
-    def __init__(self, follow: bool):
-        self.follow = follow
+    class Redirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            if not follow:
+                raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}; redirects are not followed", headers, fp)
+            new = super().redirect_request(req, fp, code, msg, headers, newurl)
+            if new is not None and origin(newurl) != origin(req.full_url):
+                new.remove_header("Authorization")
+            return new
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        if not self.follow:
-            raise urllib.error.HTTPError(req.full_url, code, f"redirected to {newurl}; redirects are not followed", headers, fp)
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and origin(newurl) != origin(req.full_url):
-            new.remove_header("Authorization")
-        return new
+    return urllib.request.build_opener(Redirects()).open
 
 
 def transcript_text(blocks) -> str:
@@ -163,7 +164,7 @@ class OpenAICompatibleSummarizer:
 
     def __init__(self, config: SummarizerConfig, opener=None):
         self.config = config
-        self._open = opener or urllib.request.build_opener(_Redirects(config.follow_redirects)).open
+        self._open = opener or _opener(config.follow_redirects)
         self._cache: OrderedDict[str, SummaryResult] = OrderedDict()
         self._lock = threading.Lock()
         self.calls_made = 0  # endpoint calls, cache misses only
@@ -210,6 +211,8 @@ class OpenAICompatibleSummarizer:
         return result
 
     def _call(self, body, previous, blocks, facts, counter) -> SummaryResult:
+        import urllib.request  # here, as in _opener
+
         url = f"{self.config.base_url}/chat/completions"
         headers = {"Content-Type": "application/json"}
         if self.config.api_key:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ...resources import data_folder
 from ..model import Scenario
-from .lessons import parse_scenario_toml
 from .scenarios import ScenarioError
 from .transcripts import parse_transcript
 
@@ -56,6 +55,8 @@ def load_file(path: Path, run: int = 1) -> Scenario:
         raise ScenarioError(source, [("", f"cannot be read: {error}")]) from None
     if path.suffix in TRANSCRIPT_SUFFIXES:
         return parse_transcript(text, source, scenario_id=path.stem, title=path.stem.replace("-", " ").capitalize(), run=run)
+    from .lessons import parse_scenario_toml  # here: a transcript's replay needs none of the lessons' models
+
     return parse_scenario_toml(text, source)
 
 
