@@ -143,8 +143,9 @@ def _version(path: Path) -> tuple[int, ...]:
     ids=["2.0.76", "2.1.38"],
 )
 def test_the_claude_code_line_is_that_of_the_version_that_wrote_the_session(fixture, line):
-    """2.0.0 to 2.1.20 reserve the whole max output (32,000 for Sonnet 4.5), 2.1.21 and later at
-    most 20,000: the page starts from the line of the Claude Code that wrote the session."""
+    """2.0.0 to 2.1.20 reserve the whole max output (CLAUDE_CODE_MAX_OUTPUT_TOKENS' default 32,000,
+    under the 64,000 cap of Sonnet 4.5 and of Opus 4.5, the 2.0.76 session's model), 2.1.21 and
+    later at most 20,000: the page starts from the line of the Claude Code that wrote the session."""
     path = CLAUDE_CODE / fixture
     reserve = MAX_OUTPUT_SONNET_4_5 if (2, 0, 0) <= _version(path) < (2, 1, 21) else min(MAX_OUTPUT_SONNET_4_5, 20_000)
     scenario = load_file(path)

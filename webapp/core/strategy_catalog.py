@@ -52,13 +52,12 @@ class Trigger:
     def share_of(self, window: int, settings: Settings) -> float | None:
         """The product's default line as a share of `window` with `settings` (None: it has no
         default), kept inside what the line accepts (above 0, at most the window)."""
-        reserved = self.reserved(settings)
         if self.share is not None:
             return self.share
         if self.tokens is not None:
             value = self.tokens / window
-        elif reserved is not None:
-            value = (window - reserved) / window
+        elif self.reserve is not None:
+            value = (window - self.reserved(settings)) / window
         else:
             return None
         return min(1.0, max(0.01, round(value, 4)))

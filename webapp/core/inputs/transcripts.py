@@ -154,9 +154,10 @@ def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
     for a chat made by hand (no harness's log) that names no model and never reaches the usual
     window's line, a window where the hammer falls; a tokenizer for a session that recorded the
     provider's counts; the settings the harness ran with, as the file says (Claude Code's output
-    reserve, its reader's note saying so); and KEEP in tool results for a session of one or two requests. Where
-    the window comes from is kept (`Origin.window_from`): where nothing gave it, the page asks
-    for it (`unknown_window`). A model the table knows never gets the small chat's window."""
+    reserve, its reader's note saying so); and KEEP in tool results for a session of one or two
+    requests. Where the window comes from is kept (`Origin.window_from`): where nothing gave it,
+    the page asks for it (`unknown_window`). A model the table knows never gets the small
+    chat's window."""
     origin = scenario.origin
     updates, from_file, window_from = {}, [], ""
     named = model_window(origin.model)
