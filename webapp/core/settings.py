@@ -119,7 +119,7 @@ class Settings(BaseModel):
         ge=0,
         le=10_000_000,
         description="claude-code: the output Claude Code reserves for the model, in tokens; its line is the window less this and a 13,000-token buffer",
-        json_schema_extra=offered(N_("Output reserve (tokens)")),
+        json_schema_extra=offered(N_("Claude Code's output reserve (tokens)")),
     )
     pin: str = Field(
         "",
