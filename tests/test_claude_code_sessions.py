@@ -15,7 +15,7 @@ import pytest
 from webapp.core.engine.recorded import recorded_compactions
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import load_file
-from webapp.core.settings import Settings
+from webapp.core.settings import Settings, parse_settings
 from webapp.core.strategy_catalog import STRATEGIES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -126,15 +126,84 @@ MAX_OUTPUT_SONNET_4_5 = min(32_000, 64_000)
 
 
 def test_the_claude_code_line_is_its_auto_compact_threshold_at_200000_tokens():
-    line = round(Settings(strategy="claude-code", window=WINDOW, **STRATEGIES["claude-code"].defaults(WINDOW)).limit)
+    line = round(Settings(strategy="claude-code", window=WINDOW, **STRATEGIES["claude-code"].defaults(WINDOW, Settings())).limit)
     assert line == WINDOW - min(MAX_OUTPUT_SONNET_4_5, 20_000) - 13_000 == 167_000
 
 
-def test_a_session_of_an_older_claude_code_says_its_line_was_lower():
+def _version(path: Path) -> tuple[int, ...]:
+    """The Claude Code version the file's last line that names one names, read straight from it."""
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    version = [record["version"] for record in records if isinstance(record.get("version"), str)][-1]
+    return tuple(int(part) for part in version.split("."))
+
+
+@pytest.mark.parametrize(
+    ("fixture", "line"),
+    [("cctrace-v2.0.76-lines-208-303-interrupted.jsonl", 155_000), ("spotter-tool_heavy.jsonl", 167_000)],
+    ids=["2.0.76", "2.1.38"],
+)
+def test_the_claude_code_line_is_that_of_the_version_that_wrote_the_session(fixture, line):
+    """2.0.0 to 2.1.20 reserve the whole max output (CLAUDE_CODE_MAX_OUTPUT_TOKENS' default 32,000,
+    under the 64,000 cap of Sonnet 4.5 and of Opus 4.5, the 2.0.76 session's model), 2.1.21 and
+    later at most 20,000: the page starts from the line of the Claude Code that wrote the session."""
+    path = CLAUDE_CODE / fixture
+    reserve = MAX_OUTPUT_SONNET_4_5 if (2, 0, 0) <= _version(path) < (2, 1, 21) else min(MAX_OUTPUT_SONNET_4_5, 20_000)
+    scenario = load_file(path)
+    settings = parse_settings({"strategy": "claude-code", "window": WINDOW}, scenario.settings)
+    assert settings.limit == WINDOW - reserve - 13_000 == line
+    assert ("output_reserve" in scenario.origin.settings_from_file) == (reserve != 20_000)
+    chosen = parse_settings({"strategy": "claude-code", "window": WINDOW, "output_reserve": "25000"}, scenario.settings)
+    assert chosen.limit == WINDOW - 25_000 - 13_000
+
+
+def test_a_session_of_an_older_claude_code_says_the_strategy_follows_its_line():
     scenario = load_file(CLAUDE_CODE / "cctrace-v2.0.76-lines-208-303-interrupted.jsonl")
     older = [values for message, values in scenario.origin.notes if message.startswith("Written by Claude Code")]
-    assert older == [{"version": "2.0.76", "reserve": 32_000 + 13_000, "current": 33_000}]
+    assert older == [{"version": "2.0.76", "reserve": 32_000, "buffer": 13_000, "current": 20_000}]
+    assert scenario.settings.output_reserve == 32_000
     assert not any(message.startswith("Written by") for message, _ in load_file(CLAUDE_CODE / "spotter-tool_heavy.jsonl").origin.notes)
+
+
+# The provider's count of each reply's request in the synthetic session below: it passes
+# 155,000 (2.0.76's line at 200,000) with the fifth reply, and never reaches 167,000 (2.1.30's).
+SYNTHETIC_INPUTS = (100_000, 120_000, 140_000, 150_000, 160_000, 161_000, 162_000)
+
+
+def synthetic_session(version: str) -> str:
+    """A Claude Code session of plain requests and replies on claude-sonnet-4-5, each reply with
+    its usage, as Claude Code writes them (one line per record, chained by parentUuid)."""
+    lines, parent = [], None
+    for number, tokens in enumerate(SYNTHETIC_INPUTS, start=1):
+        for role, content, extra in (
+            ("user", f"request {number}", {}),
+            ("assistant", [{"type": "text", "text": f"reply {number}"}],
+             {"id": f"msg_{number}", "model": "claude-sonnet-4-5-20250929",
+              "usage": {"input_tokens": 3, "cache_creation_input_tokens": 1_000, "cache_read_input_tokens": tokens - 1_003, "output_tokens": 40}}),
+        ):
+            uuid = f"{role}-{number}"
+            lines.append(json.dumps({
+                "parentUuid": parent, "isSidechain": False, "sessionId": "s", "version": version, "type": role, "uuid": uuid,
+                "message": {"role": role, "content": content, **extra},
+            }))
+            parent = uuid
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("version", ["2.0.76", "2.1.30"])
+def test_the_claude_code_policy_compacts_where_the_sessions_version_would(version, tmp_path):
+    """Before each call Claude Code compares the last reply's recorded input (input, cache writes
+    and reads) plus what came since with its line: 2.0.76 at 155,000 compacts before the call
+    after the first reply past it; 2.1.30 at 167,000 never does here."""
+    path = tmp_path / "session.jsonl"
+    path.write_text(synthetic_session(version), encoding="utf-8")
+    line = WINDOW - (32_000 if version == "2.0.76" else 20_000) - 13_000
+    records = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines()]
+    recorded = [sum(r["message"]["usage"][key] for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")) for r in records if r["type"] == "assistant"]
+    expected = next((number + 1 for number, tokens in enumerate(recorded, start=1) if tokens > line), None)
+    assert expected == (6 if version == "2.0.76" else None)
+    scenario = load_file(path)
+    calls = replay(scenario, parse_settings({"strategy": "claude-code"}, scenario.settings)).calls
+    assert next((call.number for call in calls if call.compaction is not None), None) == expected
 
 
 @pytest.mark.parametrize(("fixture", "tokens"), [(AUTO_COMPACTED, 167_094), (UNLINKED, 170_251)], ids=["258c7280", "4d5611e5"])
@@ -146,6 +215,25 @@ def test_the_claude_code_policy_compacts_within_one_call_of_the_real_auto_compac
     scenario = load_file(_unpacked(fixture, tmp_path))
     (real, compaction), = recorded_compactions(scenario).items()
     assert (compaction.trigger, compaction.tokens_before) == ("auto", tokens)
-    settings = scenario.settings.model_copy(update={"strategy": "claude-code", "window": WINDOW, **STRATEGIES["claude-code"].defaults(WINDOW)})
+    settings = scenario.settings.model_copy(update={"strategy": "claude-code", "window": WINDOW, **STRATEGIES["claude-code"].defaults(WINDOW, scenario.settings)})
     first = next((call.number for call in replay(scenario, settings).calls if call.compaction is not None), None)
     assert first is not None and abs(first - real) <= 1, (first, real)
+
+
+def test_the_play_page_starts_from_the_sessions_reserve_and_the_urls_wins(tmp_path):
+    from webapp import create_app
+
+    client = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path)}).test_client()
+    text = (CLAUDE_CODE / "cctrace-v2.0.76-lines-208-303-interrupted.jsonl").read_text(encoding="utf-8")
+    page = client.post("/transcripts", data={"transcript": text}).headers["Location"].split("?")[0]
+    own = client.get(f"{page}.json?strategy=claude-code").get_json()["settings"]
+    assert (own["output_reserve"], own["threshold"]) == (32_000, 0.775)  # 155,000 of 200,000
+    chosen = client.get(f"{page}.json?strategy=claude-code&output_reserve=20000").get_json()["settings"]
+    assert (chosen["output_reserve"], chosen["threshold"]) == (20_000, 0.835)  # 167,000
+    html = client.get(f"{page}?strategy=claude-code").get_data(as_text=True)
+    assert 'name="output_reserve" type="number"' in html and 'value="32000"' in html
+    assert "output_reserve=" not in html, "links leave the session's own reserve out"
+    assert "output_reserve=20000" in client.get(f"{page}?strategy=claude-code&output_reserve=20000").get_data(as_text=True)
+    refused = client.get(f"{page}?strategy=claude-code&output_reserve=-5")
+    assert refused.status_code == 400
+    assert "output_reserve: got &#39;-5&#39;, expected a whole number from 0 to 10000000" in refused.get_data(as_text=True)

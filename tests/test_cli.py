@@ -90,6 +90,18 @@ def test_agent_run_flags_reach_the_replay_and_the_table(capsys):
     assert "Cheapest safe choice" in capsys.readouterr().out
 
 
+def test_the_output_reserve_flag_moves_claude_codes_line_and_the_header_says_it(capsys):
+    session = str(ROOT / "tests" / "fixtures" / "sessions" / "claude-code" / "cctrace-v2.0.76-lines-208-303-interrupted.jsonl")
+    assert main(["replay", session, "--strategy", "claude-code"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "strategy claude-code" in line)
+    assert "line 78% (155,000)" in header and "output reserve 32,000" in header, "Claude Code 2.0.76's own reserve"
+    assert main(["replay", session, "--strategy", "claude-code", "--output-reserve", "20000"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "strategy claude-code" in line)
+    assert "(167,000)" in header and "output reserve 20,000" in header
+    assert main(["replay", session, "--strategy", "claude-code", "--output-reserve", "-1"]) == 2
+    assert "output_reserve: got '-1', expected a whole number from 0 to 10000000" in capsys.readouterr().err
+
+
 def test_a_bad_keep_unit_is_named_with_what_is_accepted(capsys):
     assert main(["replay", "bike-shop", "--keep-unit", "messages"]) == 2
     assert "keep_unit: got 'messages', expected one of requests, tool_results, turns" in capsys.readouterr().err

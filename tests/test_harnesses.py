@@ -51,8 +51,11 @@ def test_claude_code_defaults_are_the_reported_formula():
     min(max output, 20,000) - 13,000; tests/test_claude_code_sessions.py) and the "What survives
     compaction" table of code.claude.com/docs/en/context-window (5 files, 5,000 tokens)."""
     claude = STRATEGIES["claude-code"]
-    assert claude.trigger.reserve == 33_000 and claude.trigger.lower_only
+    assert claude.trigger.reserve == 13_000 and claude.trigger.lower_only
+    assert Settings().output_reserve == 20_000 and claude.options == ("output_reserve",)
     assert parse_settings({"strategy": "claude-code", "window": "200000"}).limit == 167_000  # 83.5%
+    # 2.0.0 to 2.1.20 reserved the whole max output, 32,000 by default.
+    assert parse_settings({"strategy": "claude-code", "window": "200000", "output_reserve": "32000"}).limit == 155_000
     assert (claude.params["files"], claude.params["file_tokens"]) == (5, 5_000)
 
 
@@ -77,7 +80,7 @@ def test_langchain_defaults_are_those_of_summarization_middleware():
     """langchain 1.5.0 langchain/agents/middleware/summarization.py: no default trigger,
     _DEFAULT_MESSAGES_TO_KEEP 20, _DEFAULT_TRIM_TOKEN_LIMIT 4,000, fallback of 15 messages."""
     langchain = STRATEGIES["langchain-summarization"]
-    assert langchain.trigger is None and langchain.defaults(8000) == {}
+    assert langchain.trigger is None and langchain.defaults(8000, Settings()) == {}
     assert langchain.params == {"keep_messages": 20, "trim_tokens": 4_000, "trim_fallback_messages": 15}
 
 
@@ -91,6 +94,19 @@ def test_a_harness_takes_its_line_unless_one_is_set_and_links_leave_it_out():
     chosen = parse_settings({"strategy": "gemini-cli", "threshold": "0.7"}, base)
     assert chosen.threshold == 0.7 and changed_from(chosen, base) == {"strategy": "gemini-cli", "threshold": 0.7}
     assert parse_settings({"strategy": "truncate"}, base).threshold == 0.8
+
+
+def test_claude_codes_line_follows_its_output_reserve_and_links_carry_only_the_reserve():
+    base = Settings(window=200_000, output_reserve=32_000)  # a session of Claude Code 2.0.76
+    own = parse_settings({"strategy": "claude-code"}, base)
+    assert own.limit == 155_000 and changed_from(own, base) == {"strategy": "claude-code"}
+    chosen = parse_settings({"strategy": "claude-code", "output_reserve": "20000"}, base)
+    assert chosen.limit == 167_000 and changed_from(chosen, base) == {"strategy": "claude-code", "output_reserve": 20_000}
+    assert parse_settings(changed_from(chosen, base), base) == chosen, "the link gives the same page"
+    # A line set by hand stays, lowered to the product's own where above it.
+    assert parse_settings({"strategy": "claude-code", "threshold": "0.9", "output_reserve": "40000"}, base).limit == 147_000
+    # Another strategy carries the reserve along and keeps its own line.
+    assert parse_settings({"strategy": "truncate", "output_reserve": "40000"}, base).threshold == base.threshold
 
 
 def test_codex_lowers_a_line_above_ninety_percent_and_says_so():
@@ -122,6 +138,14 @@ def test_each_harness_has_its_products_configuration_as_code(name):
         "langchain-summarization": 'keep=("messages", 20)',
     }
     assert keys[name] in snippet.code
+
+
+def test_claude_codes_configuration_says_an_output_reserve_other_than_its_own():
+    older = settings_code(parse_settings({"strategy": "claude-code", "window": "200000", "output_reserve": "32000"}))[0].code
+    # 155,000 of 168,000, the window less 2.0.76's 32,000-token reserve: floor(168,000 × 92.2619%) = 155,000.
+    assert "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=92.2619" in older and "Claude Code 2.0.0 to 2.1.20" in older
+    smaller = settings_code(parse_settings({"strategy": "claude-code", "window": "200000", "output_reserve": "8192"}))[0].code
+    assert "export CLAUDE_CODE_MAX_OUTPUT_TOKENS=8192" in smaller
 
 
 # --- On generated agent runs ------------------------------------------------------------------

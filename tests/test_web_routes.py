@@ -340,6 +340,7 @@ BAD = [
     ("/play/bike-shop?window=abc", 400, "window: got &#39;abc&#39;, expected a whole number from 100 to 10000000"),
     ("/play/bike-shop?threshold=7", 400, "threshold: got &#39;7&#39;, expected a number above 0 to 1"),
     ("/play/bike-shop?strategy=magic", 400, "strategy: got &#39;magic&#39;, expected one of none, truncate, drop"),
+    ("/play/bike-shop?strategy=claude-code&output_reserve=lots", 400, "output_reserve: got &#39;lots&#39;, expected a whole number from 0 to 10000000"),
     ("/play/bike-shop?counter=words", 400, "counter: got &#39;words&#39;, expected one of estimate, cl100k_base, o200k_base"),
     ("/play/bike-shop?price=-1", 400, "price: got &#39;-1&#39;, expected a number from 0 to 1000"),
     ("/play/bike-shop?price=nan", 400, "price: got &#39;nan&#39;"),

@@ -204,7 +204,7 @@ def table(result: Replay, layers: bool = False) -> str:
         + (f" · model's window {s.model_window:,}" if s.model_window else "")
         + " · "
         f"line {s.threshold:.0%} ({s.limit:,.0f}){line_words(s)} · {keep_words(s)} · counter {s.counter}"
-        + (f" · {clearing_words(s)}" if STRATEGIES[s.strategy].options else "")
+        + option_words(s)
         + pinned_words(result.scenario, s),
         f"{'call':>4} {'req':>3} {'tokens':>7} {'window':>6}  {'compaction':<58} {'sent so far':>11}"
         + (f" {'recorded':>9}" if recorded else "")
@@ -272,6 +272,14 @@ def keep_words(settings) -> str:
     """KEEP as the tables say it: 'keep 3 tool results', 'keep 1 request'."""
     unit = settings.keep_unit.replace("_", " ")
     return f"keep {settings.keep} {unit if settings.keep != 1 else unit[:-1]}"
+
+
+def option_words(settings) -> str:
+    """The strategy's own settings (its `options`), as the header says them."""
+    options = STRATEGIES[settings.strategy].options
+    words = [clearing_words(settings)] if "clear_at_least" in options else []
+    words += [f"output reserve {settings.output_reserve:,}"] if "output_reserve" in options else []
+    return "".join(f" · {part}" for part in words)
 
 
 def clearing_words(settings) -> str:

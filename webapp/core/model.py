@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -178,6 +178,8 @@ class Origin:
     compactions: tuple[RecordedCompaction, ...] = ()
     # The settings the scenario's defaults took from the file (window, keep_unit).
     settings_from_file: tuple[str, ...] = ()
+    # Settings the harness that wrote the file ran with (Imported.harness_settings), as pairs.
+    harness_settings: tuple[tuple[str, Any], ...] = ()
     # The context window the file records, and where (Imported.window).
     window: int | None = None
     window_source: str = ""

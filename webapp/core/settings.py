@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .i18n import N_
-from .strategy_catalog import STRATEGIES
+from .strategy_catalog import CLAUDE_CODE_OUTPUT_RESERVE, STRATEGIES
 
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
@@ -114,6 +114,13 @@ class Settings(BaseModel):
         description="clear-tool-results: also clear the arguments of the calls whose results are cleared",
         json_schema_extra=offered(N_("Clear the calls' arguments too")),
     )
+    output_reserve: int = Field(
+        CLAUDE_CODE_OUTPUT_RESERVE,
+        ge=0,
+        le=10_000_000,
+        description="claude-code: the output Claude Code reserves for the model, in tokens; its line is the window less this and a 13,000-token buffer",
+        json_schema_extra=offered(N_("Claude Code's output reserve (tokens)")),
+    )
     pin: str = Field(
         "",
         max_length=MOST_PINS * 10,  # ids of at most 9 characters (-m1234567), and their commas
@@ -185,7 +192,7 @@ class Settings(BaseModel):
     def effective_threshold(self) -> float:
         trigger = STRATEGIES[self.strategy].trigger
         if trigger is not None and trigger.lower_only:
-            return min(self.threshold, trigger.share_of(self.window) or self.threshold)
+            return min(self.threshold, trigger.share_of(self.window, self) or self.threshold)
         return self.threshold
 
     @property
@@ -260,14 +267,22 @@ def accepted(field: str) -> str:
     return message % values
 
 
-def starting_point(base: Settings, strategy: str, window: int) -> Settings:
+# The settings a product's line is drawn from (a Trigger's `reserve_setting`).
+LINE_SETTINGS = frozenset(s.trigger.reserve_setting for s in STRATEGIES.values() if s.trigger and s.trigger.reserve_setting)
+
+
+def starting_point(base: Settings, strategy: str, window: int, line_from: Mapping[str, Any] | None = None) -> Settings:
     """The settings a page starts from with `strategy` on a `window`-token model: `base` (the
     scenario's own), with the product's defaults when `strategy` is a harness that `base` does
-    not already set up on that window. The alert line and the target give way when they would
+    not already set up on that window. The product's line is drawn from `base`, or from
+    `line_from`'s values of the settings it reads (LINE_SETTINGS) where it has them: a page that
+    sets Claude Code's output reserve starts from the line that reserve gives, while the
+    reserve itself stays `base`'s here. The alert line and the target give way when they would
     no longer be below the product's line."""
-    if (strategy == base.strategy and window == base.window) or strategy not in STRATEGIES:
+    drawn = base.model_copy(update={name: value for name, value in (line_from or {}).items() if name in LINE_SETTINGS})
+    if (strategy == base.strategy and window == base.window and drawn == base) or strategy not in STRATEGIES:
         return base
-    update: dict[str, Any] = {"strategy": strategy, "window": window, **STRATEGIES[strategy].defaults(window)}
+    update: dict[str, Any] = {"strategy": strategy, "window": window, **STRATEGIES[strategy].defaults(window, drawn)}
     line = update.get("threshold", base.threshold)
     update.update({name: 0.0 for name in ("alert", "target") if getattr(base, name) >= line})
     return base.model_copy(update=update)
@@ -275,9 +290,9 @@ def starting_point(base: Settings, strategy: str, window: int) -> Settings:
 
 def changed_from(settings: Settings, base: Settings) -> dict[str, Any]:
     """The fields of `settings` that a link writes: those that differ from where a page with its
-    strategy and window starts (`starting_point`), and the strategy and window themselves when
-    they are not `base`'s."""
-    start = starting_point(base, settings.strategy, settings.window)
+    strategy, window and line's own settings starts (`starting_point`), and the strategy and
+    window themselves when they are not `base`'s."""
+    start = starting_point(base, settings.strategy, settings.window, settings.model_dump(include=LINE_SETTINGS))
     changed = {name: value for name, value in settings.model_dump().items() if value != getattr(start, name)}
     for name in ("strategy", "window"):
         if getattr(settings, name) != getattr(base, name):
@@ -306,11 +321,10 @@ def parse_settings(values: dict[str, Any], defaults: Settings | None = None) -> 
     unknown = sorted(set(values) - set(base))
     if unknown:
         raise SettingsError([f"unknown setting {name!r}; accepted: {', '.join(base)}" for name in unknown])
-    try:
-        window = int(given.get("window", start.window))
-    except (TypeError, ValueError):
-        window = start.window  # reported below, by the field's own check
-    base = starting_point(start, str(given.get("strategy", start.strategy)), window).model_dump()
+    window = _whole(given.get("window", start.window), start.window)
+    # A harness's line drawn from the reserve given with it (reported below when bad).
+    line_from = {name: _whole(given[name], getattr(start, name)) for name in LINE_SETTINGS if name in given}
+    base = starting_point(start, str(given.get("strategy", start.strategy)), window, line_from).model_dump()
     merged = {**base, **given}
     for flag in FLAGS:
         if isinstance(merged.get(flag), str):
@@ -332,6 +346,15 @@ def invalid(error: ValidationError, accepts: dict[str, str]) -> SettingsError:
         if field in accepts:
             bad.append((field, got))
     return SettingsError(problems, bad if len(bad) == len(problems) else None)
+
+
+def _whole(value: Any, fallback: int) -> int:
+    """`value` as a whole number, or `fallback` when it is none (the field's own check then
+    reports it)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return fallback
 
 
 def _flag(text: str) -> bool | str:

@@ -9,9 +9,12 @@ read this list. A strategy that needs a new kind of step adds that level to the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .i18n import N_
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,9 @@ class Trigger:
     share: float | None = None
     tokens: int | None = None
     reserve: int | None = None
+    # The setting whose tokens the product reserves too, on top of `reserve` (Claude Code's
+    # output reserve, which depends on its version: `output_reserve`).
+    reserve_setting: str = ""
     # The product lowers a higher setting to its default (Codex's config and Claude Code's
     # override "can only lower it").
     lower_only: bool = False
@@ -36,15 +42,22 @@ class Trigger:
     # join the history after the check).
     last_request: bool = False
 
-    def share_of(self, window: int) -> float | None:
-        """The product's default line as a share of `window` (None: it has no default), kept
-        inside what the line accepts (above 0, at most the window)."""
+    def reserved(self, settings: Settings) -> int | None:
+        """The tokens the product keeps free below the window with `settings` (None: its line
+        is no reserve)."""
+        if self.reserve is None:
+            return None
+        return self.reserve + (getattr(settings, self.reserve_setting) if self.reserve_setting else 0)
+
+    def share_of(self, window: int, settings: Settings) -> float | None:
+        """The product's default line as a share of `window` with `settings` (None: it has no
+        default), kept inside what the line accepts (above 0, at most the window)."""
         if self.share is not None:
             return self.share
         if self.tokens is not None:
             value = self.tokens / window
         elif self.reserve is not None:
-            value = (window - self.reserve) / window
+            value = (window - self.reserved(settings)) / window
         else:
             return None
         return min(1.0, max(0.01, round(value, 4)))
@@ -86,10 +99,11 @@ class Strategy:
     def harness(self) -> bool:
         return self.family == "harness"
 
-    def defaults(self, window: int) -> dict[str, Any]:
-        """The settings this product starts from on a `window`-token model: its line. A page or
-        the command line applies them where it sets nothing itself (settings.parse_settings)."""
-        share = self.trigger.share_of(window) if self.trigger else None
+    def defaults(self, window: int, base: Settings) -> dict[str, Any]:
+        """The settings this product starts from on a `window`-token model, from `base` (what
+        its line reads, such as Claude Code's output reserve): its line. A page or the command
+        line applies them where it sets nothing itself (settings.parse_settings)."""
+        share = self.trigger.share_of(window, base) if self.trigger else None
         return {"threshold": share} if share is not None else {}
 
 
@@ -103,11 +117,14 @@ SUMMARIZING_LEVELS = frozenset(
 # in 2.1.21, 2.1.22 and 2.1.30; docs/harnesses.md): the model's window minus the output it
 # reserves, min(the model's max output, 20,000), minus a 13,000-token buffer; an override can
 # only lower it. Every Claude 4 model's max output passes 20,000 (Sonnet 4.5: CLAUDE_CODE_MAX_
-# OUTPUT_TOKENS' default 32,000, under its 64,000 cap). Versions 2.0.0 to 2.1.20 (2.0.76 among
-# them) reserved the whole max output: 32,000 + 13,000 (CLAUDE_CODE_OLD_RESERVE).
+# OUTPUT_TOKENS' default 32,000, under its 64,000 cap). Versions 2.0.0 to 2.1.20 reserved the
+# whole max output: in 2.0.76's cli.js, min(CLAUDE_CODE_MAX_OUTPUT_TOKENS, default 32,000, and
+# the model's cap, 64,000 for Sonnet 4 and Opus 4.5, 32,000 for the others but Claude 3
+# Haiku's 4,096), so 32,000 (CLAUDE_CODE_OLD_OUTPUT_RESERVE). The reserve is a setting
+# (`output_reserve`), which a session of those versions sets (formats/claude_code.py).
 CLAUDE_CODE_OUTPUT_RESERVE = 20_000
+CLAUDE_CODE_OLD_OUTPUT_RESERVE = 32_000
 CLAUDE_CODE_AUTOCOMPACT_BUFFER = 13_000
-CLAUDE_CODE_OLD_RESERVE = 32_000 + CLAUDE_CODE_AUTOCOMPACT_BUFFER
 
 # The production harnesses, each at its product's defaults (docs/harnesses.md cites every one).
 HARNESSES = (
@@ -148,15 +165,16 @@ HARNESSES = (
     Strategy(
         "claude-code",
         N_(
-            "as Claude Code 2.1 does it: at its own line, the window minus a 20,000-token output reserve "
-            "and a 13,000-token buffer, old tool output is cleared, then everything but the last turn "
-            "becomes a summary with the recent files re-read (these steps approximate: its source is not public)"
+            "as Claude Code does it: at its own line, the window minus its output reserve (20,000 tokens "
+            "since 2.1.21, 32,000 before) and a 13,000-token buffer, old tool output is cleared, then everything "
+            "but the last turn becomes a summary with the recent files re-read (these steps approximate: its source is not public)"
         ),
         ("microcompact", "claude-summary"),
         family="harness",
+        options=("output_reserve",),
         keep_rule="last-turn",
         product="Claude Code",
-        trigger=Trigger(reserve=CLAUDE_CODE_OUTPUT_RESERVE + CLAUDE_CODE_AUTOCOMPACT_BUFFER, lower_only=True),
+        trigger=Trigger(reserve=CLAUDE_CODE_AUTOCOMPACT_BUFFER, reserve_setting="output_reserve", lower_only=True),
         params={"tool_results_kept": 5, "files": 5, "file_tokens": 5_000},
         style="claude",
     ),

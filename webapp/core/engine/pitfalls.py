@@ -78,7 +78,8 @@ def trigger_notices(settings: Settings) -> list[tuple[str, dict[str, int]]]:
     if not strategy.harness or trigger is None:
         return []
     notices: list[tuple[str, dict[str, int]]] = []
-    default = trigger.share_of(settings.window)
+    default = trigger.share_of(settings.window, settings)
+    reserved = trigger.reserved(settings)
     if trigger.lower_only and default is not None and settings.threshold > default:
         values = {"asked": round(settings.threshold * 100), "allowed": round(default * 100), "tokens": round(settings.limit)}
         notices.append((TRIGGER_LOWERED, values))
@@ -86,6 +87,6 @@ def trigger_notices(settings: Settings) -> list[tuple[str, dict[str, int]]]:
         notices.append((TRIGGER_TOO_LOW, {"tokens": round(settings.limit), "minimum": trigger.minimum_tokens}))
     if trigger.tokens is not None and trigger.tokens > settings.window and settings.threshold == default:
         notices.append((TRIGGER_ABOVE_WINDOW, {"trigger": trigger.tokens, "window": settings.window}))
-    if trigger.reserve is not None and trigger.reserve >= settings.window and settings.threshold == default:
-        notices.append((RESERVE_ABOVE_WINDOW, {"reserve": trigger.reserve, "window": settings.window}))
+    if reserved is not None and reserved >= settings.window and settings.threshold == default:
+        notices.append((RESERVE_ABOVE_WINDOW, {"reserve": reserved, "window": settings.window}))
     return notices

@@ -132,6 +132,7 @@ def parse_transcript(
         origin=Origin(
             imported.format, tuple(notes), imported.model, imported.usage, imported.compactions,
             window=imported.window, window_source=imported.window_source,
+            harness_settings=tuple(imported.harness_settings.items()),
         ),
     )
     return with_file_settings(scenario, notes)
@@ -152,9 +153,11 @@ def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
     the window the file records, else that of the model it names (counting/windows.py), else,
     for a chat made by hand (no harness's log) that names no model and never reaches the usual
     window's line, a window where the hammer falls; a tokenizer for a session that recorded the
-    provider's counts; and KEEP in tool results for a session of one or two requests. Where
-    the window comes from is kept (`Origin.window_from`): where nothing gave it, the page asks
-    for it (`unknown_window`). A model the table knows never gets the small chat's window."""
+    provider's counts; the settings the harness ran with, as the file says (Claude Code's output
+    reserve, its reader's note saying so); and KEEP in tool results for a session of one or two
+    requests. Where the window comes from is kept (`Origin.window_from`): where nothing gave it,
+    the page asks for it (`unknown_window`). A model the table knows never gets the small
+    chat's window."""
     origin = scenario.origin
     updates, from_file, window_from = {}, [], ""
     named = model_window(origin.model)
@@ -170,6 +173,8 @@ def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
         updates["counter"] = RECORDED_COUNTER
         from_file.append("counter")
         notes.append((COUNTER_ON_RECORDED, {"counter": RECORDED_COUNTER}))
+    updates.update(origin.harness_settings)
+    from_file += [name for name, _value in origin.harness_settings]
     requests = sum(1 for item in scenario.script if item.role == "user")
     if scenario.kind == "transcript" and requests <= 2 and any(item.role == "tool" for item in scenario.script):
         updates["keep_unit"] = "tool_results"

@@ -37,16 +37,26 @@ def gemini(settings: Settings) -> str:
 
 def claude_code(settings: Settings) -> str:
     """Claude Code takes the override as a percentage of the window less its output reserve,
-    floored, and keeps the lower of that and its own line (cli.js of 2.1.30)."""
-    reserve = STRATEGIES["claude-code"].trigger.reserve
+    floored, and keeps the lower of that and its own line (cli.js of 2.0.76 and 2.1.30). The
+    reserve is min(CLAUDE_CODE_MAX_OUTPUT_TOKENS, the model's cap), and since 2.1.21 at most
+    20,000: a smaller one is that variable, a larger one a version before 2.1.21."""
+    reserve = STRATEGIES["claude-code"].trigger.reserved(settings)
+    output = settings.output_reserve
     lines = [f"export CLAUDE_CODE_AUTO_COMPACT_WINDOW={settings.window}"]
+    if output < CLAUDE_CODE_OUTPUT_RESERVE:
+        lines.append(f"export CLAUDE_CODE_MAX_OUTPUT_TOKENS={output}  # the output reserve, under Claude Code 2.1's 20,000")
+    elif output > CLAUDE_CODE_OUTPUT_RESERVE:
+        lines.append(
+            f"# An output reserve of {output:,} tokens is Claude Code 2.0.0 to 2.1.20's (the model's max output, "
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS, 32,000 by default); 2.1.21 and later reserve at most 20,000."
+        )
     if settings.window <= reserve:
         lines.append(f"# Claude Code keeps {reserve:,} tokens free below the window: on this one it compacts before every request.")
     else:
-        effective = settings.window - CLAUDE_CODE_OUTPUT_RESERVE
+        effective = settings.window - output
         percent = round(settings.limit * 100 / effective, 4)
         lines += [
-            f"export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={percent:g}  # of the window less the 20,000-token output reserve: {round(settings.limit):,} tokens",
+            f"export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={percent:g}  # of the window less the {output:,}-token output reserve: {round(settings.limit):,} tokens",
             f"# The override (above 0, at most 100) can only lower Claude Code's own line, the window less {reserve:,} tokens.",
         ]
     lines.append("# DISABLE_AUTO_COMPACT=1 turns automatic compaction off; /compact [focus] compacts by hand.")

@@ -15,7 +15,7 @@ from typing import Any
 from ...i18n import N_
 from .anthropic_messages import BLOCK_NOTES, NO_CLAUDE_TOKENIZER, assistant_blocks, user_blocks
 from ...model import RecordedCompaction, RecordedUsage
-from ...strategy_catalog import CLAUDE_CODE_OLD_RESERVE, STRATEGIES
+from ...strategy_catalog import CLAUDE_CODE_AUTOCOMPACT_BUFFER, CLAUDE_CODE_OLD_OUTPUT_RESERVE, CLAUDE_CODE_OUTPUT_RESERVE
 from .common import (
     Check, Format, FormatError, Imported, JsonLines, Message, call_number, record_objects, said,
     settle_calls,
@@ -61,9 +61,10 @@ INTERRUPTED_LAST = N_(
     "out of the replay, with the tool results it carried (%(count)s) and their calls."
 )
 OLDER_LINE = N_(
-    "Written by Claude Code %(version)s, which compacts at the window minus %(reserve)s tokens (the model's whole "
-    "output reserve, 32,000 by default, and a 13,000-token buffer). The claude-code strategy follows Claude Code "
-    "2.1.21 and later, which reserve %(current)s: it compacts later than this session did."
+    "Written by Claude Code %(version)s, which reserves the model's whole max output below the window, "
+    "%(reserve)s tokens by default, besides a %(buffer)s-token buffer (2.1.21 and later reserve at most "
+    "%(current)s). The claude-code strategy follows this version's line: its output reserve is %(reserve)s. "
+    "Change it in the settings."
 )
 # The versions that reserved the whole max output (cli.js of 2.0.0, 2.0.76, 2.1.20; 2.1.21 caps it).
 OLDER_LINE_VERSIONS = ((2, 0, 0), (2, 1, 21))
@@ -254,14 +255,14 @@ def _without_interrupted_end(merged: list[dict]) -> tuple[list[dict], tuple[str,
     return merged[:-1], (INTERRUPTED_LAST, {"line": last["interrupted"], "count": len(results)})
 
 
-def _older_line(chain: list[tuple[int, dict]]) -> list[tuple[str, dict]]:
-    """The note that the session's Claude Code compacted at another line than the strategy's,
-    from the version its last line names."""
+def _older_version(chain: list[tuple[int, dict]]) -> str | None:
+    """The version of Claude Code its last line names, when that version reserved the whole
+    max output (OLDER_LINE_VERSIONS); None otherwise."""
     version = next((record["version"] for _number, record in reversed(chain) if isinstance(record.get("version"), str)), "")
     parts = tuple(int(part) for part in version.split(".")[:3] if part.isdigit())
     if len(parts) != 3 or not OLDER_LINE_VERSIONS[0] <= parts < OLDER_LINE_VERSIONS[1]:
-        return []
-    return [(OLDER_LINE, {"version": version, "reserve": CLAUDE_CODE_OLD_RESERVE, "current": STRATEGIES["claude-code"].trigger.reserve})]
+        return None
+    return version
 
 
 def _usage(usage: Any, call: int, line: int) -> RecordedUsage | None:
@@ -322,11 +323,15 @@ def _read_claude_code(raw: Any) -> Imported:
     ][: -1 if interrupted_end else None]
     notes += [(INTERRUPTED, {"count": len(interruptions), "line": interruptions[0]})] if interruptions else []
     notes += [interrupted_end] if interrupted_end else []
-    notes += _older_line(chain)
+    older = _older_version(chain)
+    if older:
+        values = {"reserve": CLAUDE_CODE_OLD_OUTPUT_RESERVE, "buffer": CLAUDE_CODE_AUTOCOMPACT_BUFFER, "current": CLAUDE_CODE_OUTPUT_RESERVE}
+        notes.append((OLDER_LINE, {"version": older, **values}))
     imported = Imported("claude-code", messages, [], "tools", origins, [*notes, (NOT_IN_LOG, {})])
     # The model of the last reply: a session switched with /model runs on it now, in its window.
     imported.model = models[-1] if models else None
     imported.usage, imported.compactions = tuple(usage), tuple(compactions)
+    imported.harness_settings = {"output_reserve": CLAUDE_CODE_OLD_OUTPUT_RESERVE} if older else {}
     return imported
 
 

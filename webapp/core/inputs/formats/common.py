@@ -93,6 +93,9 @@ class Imported:
     # modelInfo, OpenHands' llm_config), and where: it wins over the window of the model named.
     window: int | None = None
     window_source: str = ""
+    # Settings the harness that wrote the file ran with, as the file says (Claude Code's output
+    # reserve, from its version): the scenario's defaults take them (transcripts.py).
+    harness_settings: dict[str, Any] = field(default_factory=dict)
 
 
 # --- Layers ------------------------------------------------------------------------------------
