@@ -68,6 +68,10 @@ OLDER_LINE = N_(
 )
 # The versions that reserved the whole max output (cli.js of 2.0.0, 2.0.76, 2.1.20; 2.1.21 caps it).
 OLDER_LINE_VERSIONS = ((2, 0, 0), (2, 1, 21))
+STARTS_MIDWAY = N_(
+    "The file starts in the middle of a session (its first message's parent is not in it): the "
+    "provider's count at call 1 holds the history before it."
+)
 NOT_IN_LOG = N_("Claude Code's log holds neither the system prompt nor the tool definitions.")
 
 
@@ -316,7 +320,8 @@ def _read_claude_code(raw: Any) -> Imported:
     if not messages:
         raise FormatError([("", "the session has no user or assistant message")])
     counts["compacted"] = len(compactions)
-    notes = said(counts, NOTES) + ([(NOTES["partial"], {"count": removed})] if partial else [])
+    starts = [(NOTES["partial"], {"count": removed}) if removed else (STARTS_MIDWAY, {})] if partial else []
+    notes = said(counts, NOTES) + starts
     interruptions = [
         number for number, record in chain
         if record.get("type") == "user" and isinstance(record.get("message"), dict) and _interruption(_content(record))
