@@ -22,9 +22,10 @@ SETTINGS = "window=8000&threshold=0.8&keep=2&counter=estimate&strategy=truncate-
 
 
 def columns_of(html: str) -> dict[str, str]:
-    """The HTML of each strategy's column, by column key."""
+    """The HTML of each strategy's column in full (under the cards the page opens on), by
+    column key."""
     out = {}
-    for chunk in html.split('<li class="column')[1:]:
+    for chunk in html[html.index('<section id="columns"') :].split('<li class="column')[1:]:
         key = re.search(r'data-strategy="([^"]+)"', chunk).group(1)
         out[key] = chunk
     return out

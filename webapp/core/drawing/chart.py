@@ -33,6 +33,9 @@ def line_look(index: int) -> dict[str, object]:
 LABEL_GAP = 13  # height of one line of an end label, in pixels
 LABEL_CHARS = 24  # longest line of an end label; longer lists of names wrap
 UNLABELLED_MARGIN = 14  # right of the plot of a chart without end labels (its legend names the lines)
+AXIS_TITLE_LANE = 24.0  # the rotated axis title, 12 px type centred 14 px from the left edge
+TICK_GAP = 8.0  # between a tick's label and the plot
+TICK_CHAR = 7.5  # the width of one character of a 12 px tick label, a digit or a separator, with room to spare
 
 
 @dataclass(frozen=True)
@@ -136,10 +139,12 @@ def request_chart(
     # Every end label has its own place: the chart grows when they need more than its height.
     labels = sum(len(wrap_names([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
     height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
-    left, top, bottom = 64.0, 16.0, height - 36.0
-    right = width - max(label_width, UNLABELLED_MARGIN)
     peak = max([column.peak_tokens for column in comparison.columns] + [recorded.peak_tokens if recorded else 0])
     top_tokens = nice_top(max(peak, settings.real_window) * 1.08)
+    # Left of the plot, the rotated axis title's lane, then the widest tick ("20,000" ran
+    # under the title when the plot started at a fixed 64 px).
+    left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * len(f"{top_tokens:,}"), 16.0, height - 36.0
+    right = width - max(label_width, UNLABELLED_MARGIN)
     count = comparison.call_count
 
     def x_of(number: int) -> float:
