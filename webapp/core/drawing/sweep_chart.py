@@ -20,8 +20,13 @@ LABEL_GAP = 16
 @dataclass(frozen=True)
 class Mark:
     point: SweepPoint
+    line: float  # the line asked: a product that only lowers its line runs at its own (point.line)
     x: float
     y: float
+
+    @property
+    def lowered(self) -> bool:
+        return abs(self.point.line - self.line) > 1e-9
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,11 @@ class BillChart:
 
 
 def chart_keep(sweep: Sweep) -> int:
-    """The KEEP the chart shows: the current one when it was swept, else the nearest swept."""
+    """The KEEP the chart shows: the advice's, so its ring is drawn; without advice the current
+    KEEP when it was swept, else the nearest swept."""
+    best = sweep.recommendation.best
+    if best is not None and best.keep in sweep.keeps:
+        return best.keep
     return min(sweep.keeps, key=lambda keep: (abs(keep - sweep.settings.keep), keep))
 
 
@@ -79,20 +88,21 @@ def bill_chart(
     height: int = 340,
     label_width: int = 200,
 ) -> BillChart:
-    """The chart of the points at the chart's KEEP, within the swept lines (a product that
-    lowers its line below them is in the table only); `name` writes a column's name."""
+    """The chart of the points at the chart's KEEP, at each line asked: a product that only
+    lowers its line is drawn, flat, at the point its own line gives (claude-code's 1% on a
+    small window was in the table only); `name` writes a column's name."""
     keep = chart_keep(sweep)
     low, high = sweep.lines[0], sweep.lines[-1]
-    groups: dict[tuple, list[list[SweepPoint]]] = {}
+    groups: dict[tuple, list[list[tuple[float, SweepPoint]]]] = {}
     for key in sweep.keys:
-        points = [p for p in sweep.series(key, keep) if low - 1e-9 <= p.line <= high + 1e-9]
+        points = [(line, point) for line in sweep.lines if (point := sweep.at(key, keep, line)) is not None]
         if points:
-            groups.setdefault(tuple((round(p.line, 6), round(p.bill, 9), p.safe) for p in points), []).append(points)
-    labels = sum(len(wrap_names([name(points[0]) for points in group])) for group in groups.values())
+            groups.setdefault(tuple((round(line, 6), round(p.bill, 9), p.safe) for line, p in points), []).append(points)
+    labels = sum(len(wrap_names([name(points[0][1]) for points in group])) for group in groups.values())
     height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
     left, top, bottom = 84.0, 16.0, height - 36.0
     right = width - max(label_width, UNLABELLED_MARGIN)
-    bills = [p.bill for group in groups.values() for points in group for p in points] or [0.0]
+    bills = [p.bill for group in groups.values() for points in group for _, p in points] or [0.0]
     # From a round value under the cheapest point: bills of one chat differ by a few percent.
     step = nice_step(max(max(bills) * 1.04 - min(bills) * 0.96, max(bills) * 0.05, 1e-6) / 5)
     low_bill = step * math.floor(min(bills) * 0.96 / step)
@@ -107,10 +117,10 @@ def bill_chart(
 
     series = []
     for style, group in enumerate(groups.values()):
-        marks = tuple(Mark(p, x_of(p.line), y_of(p.bill)) for p in group[0])
-        names = [name(points[0]) for points in group]
+        marks = tuple(Mark(p, line, x_of(line), y_of(p.bill)) for line, p in group[0])
+        names = [name(points[0][1]) for points in group]
         series.append(BillSeries(
-            keys=tuple(points[0].key for points in group),
+            keys=tuple(points[0][1].key for points in group),
             names=", ".join(names),
             lines=wrap_names(names),
             marks=marks,
@@ -119,7 +129,10 @@ def bill_chart(
         ))
     series = spread_labels(series, top + 4, bottom, LABEL_GAP)
     best = sweep.recommendation.best
-    best_mark = next((m for s in series for m in s.marks if best is not None and m.point == best), None)
+    # Ringed where it is asked for at its own line; a product's point lowered from every line
+    # asked, where the chart first draws it.
+    rings = [m for s in series for m in s.marks if best is not None and m.point == best]
+    best_mark = min(rings, key=lambda m: (m.lowered, m.line), default=None)
     x_ticks = tuple(Tick(x_of(line), line) for line in sweep.lines)
     y_ticks = tuple(Tick(y_of(low_bill + i * step), low_bill + i * step) for i in range(0, round((top_bill - low_bill) / step) + 1))
     digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
