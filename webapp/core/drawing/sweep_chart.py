@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..analysis.sweep import Sweep, SweepPoint
-from .chart import UNLABELLED_MARGIN, Tick, line_look, marker_shape, spread_labels, wrap_names
+from .chart import AXIS_TITLE_LANE, TICK_CHAR, TICK_GAP, UNLABELLED_MARGIN, Tick, line_look, marker_shape, spread_labels, wrap_names
 
 # One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
 LABEL_GAP = 16
@@ -87,10 +87,12 @@ def bill_chart(
     width: int = 780,
     height: int = 340,
     label_width: int = 200,
+    tick_label: Callable[[float, int], str] = lambda dollars, digits: f"${dollars:.{digits}f}",
 ) -> BillChart:
     """The chart of the points at the chart's KEEP, at each line asked: a product that only
     lowers its line is drawn, flat, at the point its own line gives (claude-code's 1% on a
-    small window was in the table only); `name` writes a column's name."""
+    small window was in the table only); `name` writes a column's name, `tick_label` a tick's
+    dollars with so many decimals, as the page does (the plot starts right of the widest)."""
     keep = chart_keep(sweep)
     low, high = sweep.lines[0], sweep.lines[-1]
     groups: dict[tuple, list[list[tuple[float, SweepPoint]]]] = {}
@@ -100,14 +102,18 @@ def bill_chart(
             groups.setdefault(tuple((round(line, 6), round(p.bill, 9), p.safe) for line, p in points), []).append(points)
     labels = sum(len(wrap_names([name(points[0][1]) for points in group])) for group in groups.values())
     height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
-    left, top, bottom = 84.0, 16.0, height - 36.0
-    right = width - max(label_width, UNLABELLED_MARGIN)
     bills = [p.bill for group in groups.values() for points in group for _, p in points] or [0.0]
     # From a round value under the cheapest point: bills of one chat differ by a few percent.
     step = nice_step(max(max(bills) * 1.04 - min(bills) * 0.96, max(bills) * 0.05, 1e-6) / 5)
     low_bill = step * math.floor(min(bills) * 0.96 / step)
     top_bill = step * math.ceil(max(bills) * 1.04 / step)
     top_bill = max(top_bill, low_bill + step)
+    digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
+    values = [low_bill + i * step for i in range(0, round((top_bill - low_bill) / step) + 1)]
+    # Left of the plot, the rotated axis title's lane, then the widest tick ("0,045 $US" ran
+    # under the title when the plot started at a fixed 84 px).
+    left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * max(len(tick_label(value, digits)) for value in values), 16.0, height - 36.0
+    right = width - max(label_width, UNLABELLED_MARGIN)
 
     def x_of(line: float) -> float:
         return left if high <= low else left + (right - left) * (line - low) / (high - low)
@@ -134,8 +140,7 @@ def bill_chart(
     rings = [m for s in series for m in s.marks if best is not None and m.point == best]
     best_mark = min(rings, key=lambda m: (m.lowered, m.line), default=None)
     x_ticks = tuple(Tick(x_of(line), line) for line in sweep.lines)
-    y_ticks = tuple(Tick(y_of(low_bill + i * step), low_bill + i * step) for i in range(0, round((top_bill - low_bill) / step) + 1))
-    digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
+    y_ticks = tuple(Tick(y_of(value), value) for value in values)
     return BillChart(width, height, left, right, top, bottom, keep, tuple(series), x_ticks, y_ticks, digits, best_mark)
 
 
