@@ -180,6 +180,7 @@ def test_choosing_the_breakpoint_cache_rebills_in_place_and_keeps_focus(live_ser
     page.goto(f"{live_server}/compare/bike-shop?call=6&price=2.5")
     comparison = compare(SCENARIO, SCENARIO.settings, Pricing(cache="anthropic", price=2.5))
     winner = comparison.column(comparison.verdict.winner)
+    page.click("#compare-settings > summary")
     page.locator("#c-cache").focus()
     page.locator("#c-cache").select_option("anthropic")
     page.wait_for_url(re.compile(r"cache=anthropic"))

@@ -201,6 +201,7 @@ def test_on_a_phone_every_menu_shows_any_option_whole(sized, live_server, width,
     failures = []
     for path in ["/compare/bike-shop", "/compare/coding-agent?cache=anthropic", "/play/bike-shop?call=5"]:
         sized.goto(live_server + with_lang(path, lang))
+        sized.evaluate("document.querySelectorAll('details').forEach(fold => fold.open = true)")  # the comparison's settings are folded
         menus = sized.locator("select")
         assert menus.count() >= 2, path
         failures += [f"{path}: {problem}" for problem in menus.evaluate_all(f"menus => ({CUT_MENUS})(menus, true)")]
