@@ -308,21 +308,21 @@ def test_the_verdicts_head_opens_the_page_and_its_lines_strategy_by_strategy_are
     assert "truncate loses a critical fact (the nightly" in folded
 
 
-@pytest.mark.parametrize("page", ["compare", "sweep"])
-def test_projector_mode_answers_and_offers_its_way_back(client, page):
-    html = client.get(f"/{page}/bike-shop?projector=1").get_data(as_text=True)
+@pytest.mark.parametrize("kind", ["compare", "sweep"])
+def test_projector_mode_answers_and_offers_its_way_back(client, kind):
+    html = client.get(f"/{kind}/bike-shop?projector=1").get_data(as_text=True)
     assert re.search(r'<div class="compare[^"]* projector"', html)
     back = re.search(r'<a id="projector-toggle" href="([^"]+)"', html).group(1)
     assert "projector" not in back and client.get(back).status_code == 200
-    plain = client.get(f"/{page}/bike-shop").get_data(as_text=True)
+    plain = client.get(f"/{kind}/bike-shop").get_data(as_text=True)
     assert not re.search(r'<div class="compare[^"]* projector"', plain)
     assert "projector=1" in re.search(r'<a id="projector-toggle" href="([^"]+)"', plain).group(1)
 
 
-@pytest.mark.parametrize("page", ["compare", "sweep"])
-def test_the_play_pages_path_spelling_of_projector_mode_leads_to_the_page(client, page):
-    moved = client.get(f"/{page}/bike-shop/projector=1;keep=1?call=3")
+@pytest.mark.parametrize("kind", ["compare", "sweep"])
+def test_the_play_pages_path_spelling_of_projector_mode_leads_to_the_page(client, kind):
+    moved = client.get(f"/{kind}/bike-shop/projector=1;keep=1?call=3")
     assert moved.status_code == 301
-    assert urlparse(moved.headers["Location"]).path == f"/{page}/bike-shop"
+    assert urlparse(moved.headers["Location"]).path == f"/{kind}/bike-shop"
     assert parse_qs(urlparse(moved.headers["Location"]).query) == {"call": ["3"], "keep": ["1"], "projector": ["1"]}
-    assert client.get(f"/{page}/bike-shop/nonsense").status_code == 404
+    assert client.get(f"/{kind}/bike-shop/nonsense").status_code == 404
