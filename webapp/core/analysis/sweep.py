@@ -233,6 +233,12 @@ class Sweep:
         return sorted((p for p in self.points if p.key == key and p.keep == keep), key=lambda p: p.line)
 
 
+def runs_lower(point: SweepPoint | None, line: float) -> bool:
+    """Whether the point a sweep got when it asked for `line` runs at a lower line, its
+    product's own."""
+    return point is not None and point.line < line - 1e-9
+
+
 def point_settings(settings: Settings, line: float, keep: int) -> Settings:
     """`settings` at another line and KEEP; an alert line or a target that would no longer be
     below the line gives way, as it does when a harness starts at its own line."""

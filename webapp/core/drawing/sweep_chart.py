@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from ..analysis.sweep import Sweep, SweepPoint
+from ..analysis.sweep import Sweep, SweepPoint, runs_lower
 from .chart import AXIS_TITLE_LANE, TICK_CHAR, TICK_GAP, UNLABELLED_MARGIN, Tick, line_look, marker_shape, spread_labels, wrap_names
 
 # One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
@@ -26,7 +26,7 @@ class Mark:
 
     @property
     def lowered(self) -> bool:
-        return abs(self.point.line - self.line) > 1e-9
+        return runs_lower(self.point, self.line)
 
 
 @dataclass(frozen=True)

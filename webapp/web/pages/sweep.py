@@ -15,7 +15,7 @@ from flask import Blueprint, Response, g, jsonify, redirect, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
-from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint, SweepRange, parse_keeps, range_problems, sweep
+from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint, SweepRange, parse_keeps, range_problems, runs_lower, sweep
 from ...core.analysis.sweep_data import point_row, sweep_json
 from ...core.analysis.verdict import Name
 from ...core.drawing.sweep_chart import bill_chart
@@ -124,9 +124,7 @@ def tables(view: PageState, result: Sweep) -> list[dict]:
     for keep in result.keeps:
         rows = []
         for key in result.keys:
-            cells = [{"line": line, "point": result.at(key, keep, line)} for line in result.lines]
-            for cell in cells:
-                cell["lowered"] = cell["point"] is not None and abs(cell["point"].line - cell["line"]) > 1e-9
+            cells = [{"line": line, "point": (point := result.at(key, keep, line)), "lowered": runs_lower(point, line)} for line in result.lines]
             first = next((cell["point"] for cell in cells if cell["point"]), None)
             own = sorted({cell["point"].line for cell in cells if cell["lowered"]})
             rows.append({"name": point_name(first) if first else key, "cells": cells, "own_lines": own})
