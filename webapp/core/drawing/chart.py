@@ -175,15 +175,7 @@ def request_chart(
         series.append(_series(style, keys, names, points, bottom))
     series = spread_labels(series, top + 4, bottom, gap)
     recorded_series = series.pop() if recorded else None
-    # A line drawn for a window larger than the model's may be far above every request.
-    window, line = (Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line")))
-    # Two rules closer than a label's height (a line at 98% of the window): the lower one's
-    # label goes under it, or the two labels would be drawn one over the other.
-    if 0 <= line.y - window.y < RULE_LABEL and not line.above:
-        line = replace(line, under=True)
-    elif 0 < window.y - line.y < RULE_LABEL:
-        window = replace(window, under=True)
-    rules = (window, line)
+    rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))))
     step = nice_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
@@ -194,6 +186,18 @@ def request_chart(
         if number == count or ((number - 1) % call_step == 0 and count - number > call_step / 2)
     )
     return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens, recorded_series, gap)
+
+
+def _rules(window: Rule, line: Rule) -> tuple[Rule, Rule]:
+    """The window's rule and the line's, a line drawn for a window larger than the model's
+    maybe far above every request (at the chart's top). Two rules closer than a label's height
+    (a line at 98% of the window): the lower one's label goes under it, or the two labels
+    would be drawn one over the other."""
+    if 0 <= line.y - window.y < RULE_LABEL and not line.above:
+        line = replace(line, under=True)
+    elif 0 < window.y - line.y < RULE_LABEL:
+        window = replace(window, under=True)
+    return window, line
 
 
 def _series(style: int, keys: tuple[str, ...], names: list[str], points: tuple[Point, ...], bottom: float) -> Series:

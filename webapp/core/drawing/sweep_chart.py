@@ -102,14 +102,8 @@ def bill_chart(
             groups.setdefault(tuple((round(line, 6), round(p.bill, 9), p.safe) for line, p in points), []).append(points)
     labels = sum(len(wrap_names([name(points[0][1]) for points in group])) for group in groups.values())
     height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
-    bills = [p.bill for group in groups.values() for points in group for _, p in points] or [0.0]
-    # From a round value under the cheapest point: bills of one chat differ by a few percent.
-    step = nice_step(max(max(bills) * 1.04 - min(bills) * 0.96, max(bills) * 0.05, 1e-6) / 5)
-    low_bill = step * math.floor(min(bills) * 0.96 / step)
-    top_bill = step * math.ceil(max(bills) * 1.04 / step)
-    top_bill = max(top_bill, low_bill + step)
-    digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
-    values = [low_bill + i * step for i in range(0, round((top_bill - low_bill) / step) + 1)]
+    values, digits = bill_ticks([p.bill for group in groups.values() for points in group for _, p in points] or [0.0])
+    low_bill, top_bill = values[0], values[-1]
     # Left of the plot, the rotated axis title's lane, then the widest tick ("0,045 $US" ran
     # under the title when the plot started at a fixed 84 px).
     left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * max(len(tick_label(value, digits)) for value in values), 16.0, height - 36.0
@@ -142,6 +136,16 @@ def bill_chart(
     x_ticks = tuple(Tick(x_of(line), line) for line in sweep.lines)
     y_ticks = tuple(Tick(y_of(value), value) for value in values)
     return BillChart(width, height, left, right, top, bottom, keep, tuple(series), x_ticks, y_ticks, digits, best_mark)
+
+
+def bill_ticks(bills: list[float]) -> tuple[list[float], int]:
+    """The dollars of the bill axis's ticks, from a round value under the cheapest bill (bills
+    of one chat differ by a few percent) to one over the dearest, and the decimals they need."""
+    step = nice_step(max(max(bills) * 1.04 - min(bills) * 0.96, max(bills) * 0.05, 1e-6) / 5)
+    low_bill = step * math.floor(min(bills) * 0.96 / step)
+    top_bill = max(step * math.ceil(max(bills) * 1.04 / step), low_bill + step)
+    digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
+    return [low_bill + i * step for i in range(0, round((top_bill - low_bill) / step) + 1)], digits
 
 
 def nice_step(raw: float) -> float:
