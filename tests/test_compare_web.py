@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -22,9 +23,10 @@ SETTINGS = "window=8000&threshold=0.8&keep=2&counter=estimate&strategy=truncate-
 
 
 def columns_of(html: str) -> dict[str, str]:
-    """The HTML of each strategy's column, by column key."""
+    """The HTML of each strategy's column in full (under the cards the page opens on), by
+    column key."""
     out = {}
-    for chunk in html.split('<li class="column')[1:]:
+    for chunk in html[html.index('<section id="columns"') :].split('<li class="column')[1:]:
         key = re.search(r'data-strategy="([^"]+)"', chunk).group(1)
         out[key] = chunk
     return out
@@ -178,6 +180,7 @@ def test_choosing_the_breakpoint_cache_rebills_in_place_and_keeps_focus(live_ser
     page.goto(f"{live_server}/compare/bike-shop?call=6&price=2.5")
     comparison = compare(SCENARIO, SCENARIO.settings, Pricing(cache="anthropic", price=2.5))
     winner = comparison.column(comparison.verdict.winner)
+    page.click("#compare-settings > summary")
     page.locator("#c-cache").focus()
     page.locator("#c-cache").select_option("anthropic")
     page.wait_for_url(re.compile(r"cache=anthropic"))
@@ -249,3 +252,77 @@ def test_refused_requests_are_counted_with_the_right_plural(client, path, expect
     """naive-drop's column: "1 refusées" was French for every count."""
     page = client.get(path).get_data(as_text=True).replace("&#39;", "'")
     assert expected in page
+
+
+# --- The page at a glance (issue 33) ---------------------------------------------------------
+
+GLANCE = re.compile(r'<li class="column glance__card[^>]*>\s*<h3[^>]*>\s*<a class="column__link" href="[^"]*" data-strategy="([^"]+)"')
+
+
+def fold(html: str, fold_id: str) -> str:
+    """The markup of one <details> of the page, from its tag to its end."""
+    start = html.index(f'<details id="{fold_id}"')
+    return html[start : html.index("</details>\n", html.index("</summary>", start))]
+
+
+@pytest.mark.parametrize("scenario_id", ["bike-shop", "coding-agent", "long-haul"])
+def test_the_page_opens_on_truncate_drop_and_summarize_and_the_verdicts_pick(client, scenario_id):
+    html = client.get(f"/compare/{scenario_id}").get_data(as_text=True)
+    winner = compare(open_scenario(scenario_id)).verdict.winner
+    assert GLANCE.findall(html) == list(dict.fromkeys(["truncate", "drop", "summarize", winner]))
+    # The verdict, then those cards, then the chart, then the folds.
+    order = [html.index(part) for part in ('id="verdict"', 'id="glance"', 'id="chart"', 'id="every-strategy"')]
+    assert order == sorted(order)
+
+
+def test_a_sessions_own_harness_is_among_the_cards_the_page_opens_on(client):
+    session = Path(__file__).parent / "fixtures/sessions/claude-code/spotter-ae4a77f8-agent-acompact-946d2b.jsonl"
+    link = client.post("/transcripts", data={"transcript": session.read_text()}).headers["Location"]
+    html = client.get(link.replace("/play/", "/compare/")).get_data(as_text=True)
+    assert GLANCE.findall(html)[:4] == ["truncate", "drop", "summarize", "claude-code"]
+
+
+def test_every_strategy_the_table_call_by_call_and_the_method_are_in_the_page_without_javascript(client):
+    """One click away, in <details> (which opens without a script), never fetched later: the
+    page as served holds every column in full, the figures of every call and the method."""
+    html = client.get("/compare/bike-shop?call=5").get_data(as_text=True)
+    comparison = compare(SCENARIO)
+    every = fold(html, "every-strategy")
+    assert every.count('<li class="column') == len(comparison.columns) and "hx-get" not in every
+    for column in comparison.columns:
+        assert f'data-strategy="{column.key}"' in every
+    table = fold(html, "call-figures")
+    assert table.count("<tr") == comparison.call_count + 1 and '<tr class="is-current">' in table
+    assert "Prefixes are compared message by message" in fold(html, "method-notes")
+    assert len(GLANCE.findall(html)) < len(comparison.columns)
+    # The twins keep every strategy too.
+    assert len(client.get("/compare/bike-shop.json?call=5").get_json()["strategies"]) == len(comparison.columns)
+    assert len(client.get("/compare/bike-shop.csv?call=5").get_data(as_text=True).splitlines()) == len(comparison.columns) + 1
+
+
+def test_the_verdicts_head_opens_the_page_and_its_lines_strategy_by_strategy_are_folded(client):
+    html = client.get("/compare/coding-agent").get_data(as_text=True)
+    verdict = html[html.index('<section id="verdict"') : html.index("</section>", html.index('<section id="verdict"'))]
+    head, folded = verdict.split('<details class="verdict__why">')
+    assert "Cheapest safe choice: clear-tool-results" in head and "loses a critical fact" not in head
+    assert "truncate loses a critical fact (the nightly" in folded
+
+
+@pytest.mark.parametrize("kind", ["compare", "sweep"])
+def test_projector_mode_answers_and_offers_its_way_back(client, kind):
+    html = client.get(f"/{kind}/bike-shop?projector=1").get_data(as_text=True)
+    assert re.search(r'<div class="compare[^"]* projector"', html)
+    back = re.search(r'<a id="projector-toggle" href="([^"]+)"', html).group(1)
+    assert "projector" not in back and client.get(back).status_code == 200
+    plain = client.get(f"/{kind}/bike-shop").get_data(as_text=True)
+    assert not re.search(r'<div class="compare[^"]* projector"', plain)
+    assert "projector=1" in re.search(r'<a id="projector-toggle" href="([^"]+)"', plain).group(1)
+
+
+@pytest.mark.parametrize("kind", ["compare", "sweep"])
+def test_the_play_pages_path_spelling_of_projector_mode_leads_to_the_page(client, kind):
+    moved = client.get(f"/{kind}/bike-shop/projector=1;keep=1?call=3")
+    assert moved.status_code == 301
+    assert urlparse(moved.headers["Location"]).path == f"/{kind}/bike-shop"
+    assert parse_qs(urlparse(moved.headers["Location"]).query) == {"call": ["3"], "keep": ["1"], "projector": ["1"]}
+    assert client.get(f"/{kind}/bike-shop/nonsense").status_code == 404

@@ -303,3 +303,59 @@ def test_a_stack_far_over_the_window_keeps_every_label_under_gulp(reused, live_s
     reused.set_viewport_size({"width": 1920, "height": 1080} if projector else {"width": width, "height": SIZES[width]})
     failures = sweep(reused, live_server, [f"{path}&lang={lang}" + ("&projector=1" if projector else "") for path in runaway], projector=projector)
     assert not failures, f"{len(failures)} problems at {width}, e.g.:\n" + "\n".join(failures[:12])
+
+
+# --- The comparisons and the sweeps -----------------------------------------------------------
+
+# What is wrong with a comparison or a sweep, its folds opened, as sentences; [] when everything
+# fits: a chart's text outside its drawing or over another text of it; a card's text over another
+# of that card (an element and one it holds aside); a page wider than the screen.
+PANEL_MEASURE = """() => {
+  for (const fold of document.querySelectorAll('details')) fold.open = true;
+  const problems = [];
+  const shown = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 ? r : null; };
+  const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  const within = (a, b) => a.left >= b.left - 0.5 && a.right <= b.right + 0.5 && a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5;
+  const where = r => `${Math.round(r.left)}..${Math.round(r.right)} × ${Math.round(r.top)}..${Math.round(r.bottom)}`;
+  for (const svg of document.querySelectorAll('svg.compare-chart__svg')) {
+    const box = shown(svg);
+    if (!box) continue;
+    const texts = [...svg.querySelectorAll('text')].map(e => [e, shown(e)]).filter(([e, r]) => r);
+    for (const [e, r] of texts) if (!within(r, box)) problems.push(`the chart's "${e.textContent.trim()}" (${where(r)}) runs past the chart (${where(box)})`);
+    texts.forEach(([a, ra], i) => texts.slice(i + 1).forEach(([b, rb]) => {
+      if (meet(ra, rb)) problems.push(`the chart's "${a.textContent.trim()}" is drawn over "${b.textContent.trim()}"`);
+    }));
+  }
+  for (const card of document.querySelectorAll('.column')) {
+    const texts = [...card.querySelectorAll('*')].filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())
+      && !e.closest('.visually-hidden, svg') && e.getClientRects().length).map(e => [e, e.getBoundingClientRect()]);
+    texts.forEach(([a, ra], i) => texts.slice(i + 1).forEach(([b, rb]) => {
+      if (meet(ra, rb) && !within(ra, rb) && !within(rb, ra))
+        problems.push(`in the card ${card.querySelector('.column__title').textContent.trim().split(/\\s/)[0]}, "${a.textContent.trim().slice(0, 40)}" is drawn over "${b.textContent.trim().slice(0, 40)}"`);
+    }));
+  }
+  const page = document.documentElement;
+  if (page.scrollWidth > page.clientWidth) problems.push(`the page is ${page.scrollWidth} px wide in a ${page.clientWidth} px window`);
+  return problems;
+}"""
+
+
+@pytest.fixture(scope="module")
+def panel_pages():
+    """Every lesson's comparison, as it opens, and its sweep."""
+    from tests.golden import make_client
+
+    return [f"/{page}/{lesson}" for lesson in lessons(make_client()) for page in ("compare", "sweep")]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("width", SIZES)
+def test_every_comparison_and_sweep_fits(reused, live_server, panel_pages, width, lang):
+    """The coding agent's comparison drew its axis title over "20,000", and in French at 1920 px
+    "Résumeur" over "23 755 en entrée, 84 en sortie"."""
+    reused.set_viewport_size({"width": width, "height": SIZES[width]})
+    failures = []
+    for path in panel_pages:
+        reused.goto(f"{live_server}{path}?lang={lang}", wait_until="domcontentloaded")
+        failures += [f"{path}: {problem}" for problem in reused.evaluate(PANEL_MEASURE)]
+    assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])

@@ -106,6 +106,7 @@ def test_the_picker_shows_every_language_beside_or_under_the_title(sized, live_s
 @pytest.mark.parametrize("width", [390, 1280, 1920])
 def test_starting_autoplay_moves_nothing(sized, live_server, width, lang):
     sized.goto(live_server + with_lang("/play/long-haul?call=3&speed=0.5", lang))
+    sized.locator("#play-toggle").scroll_into_view_if_needed()  # under the well on a phone: the click would scroll
     before = {name: boxes(sized, selector)[0] for name, selector in [("toggle", "#play-toggle"), ("scrubber", "#scrubber"), ("well", "#well-panel")]}
     sized.click("#play-toggle")
     expect(sized).to_have_url(re.compile(r"[?&]play=1(&|$)"))
@@ -201,6 +202,7 @@ def test_on_a_phone_every_menu_shows_any_option_whole(sized, live_server, width,
     failures = []
     for path in ["/compare/bike-shop", "/compare/coding-agent?cache=anthropic", "/play/bike-shop?call=5"]:
         sized.goto(live_server + with_lang(path, lang))
+        sized.evaluate("document.querySelectorAll('details').forEach(fold => fold.open = true)")  # the comparison's settings are folded
         menus = sized.locator("select")
         assert menus.count() >= 2, path
         failures += [f"{path}: {problem}" for problem in menus.evaluate_all(f"menus => ({CUT_MENUS})(menus, true)")]

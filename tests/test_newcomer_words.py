@@ -72,7 +72,8 @@ def test_the_json_twin_and_the_comparison_say_where_the_fact_went(client):
     at = words(client, "/compare/summary-forgets?call=6")
     assert "lost at call 6" not in before and "lost at call 6 · missing when call 7 needs it" in at
     body = client.get("/compare/summary-forgets?call=6").get_data(as_text=True)
-    summarize = body[body.index('data-strategy="summarize"') :]
+    every = body[body.index('id="columns"') :]  # every strategy in full, after the cards at a glance
+    summarize = every[every.index('data-strategy="summarize"') :]
     facts = summarize[summarize.index('<ul class="facts">') :]
     assert facts.index("is-bad") < facts.index("</li>")  # the summarize column's fact is marked lost
 

@@ -156,7 +156,8 @@ def test_the_page_shows_the_advice_the_chart_and_every_point_as_a_link(client):
     assert "Cheapest safe point: " + best.strategy in html
     assert 'class="compare-chart__svg compare-chart__svg--wide"' in html
     links = re.findall(r'<a href="([^"]+)" data-point="([^"]+)"', html)
-    assert {point for _, point in links} == {f"{p.key}@{p.line:g}/{p.keep}" for p in result.points}
+    # A point at each line asked: a product that lowers the line gives its own line's point there.
+    assert {point for _, point in links} == {f"{key}@{line:g}/{keep}" for key, keep, line in result.given}
     for href, point in links:
         key, rest = point.split("@")
         line, keep = rest.split("/")
@@ -268,3 +269,46 @@ def test_the_cli_refuses_a_bad_range_in_one_line(capsys):
     assert "line_from (99) must not be above line_to (50)" in capsys.readouterr().err
     assert main(["sweep", "bike-shop", "--keeps", "two"]) == 2
     assert "keeps: got 'two'" in capsys.readouterr().err
+
+
+# --- Every strategy in the chart, the advice where the caption says (issue 33) ---------------
+
+
+@pytest.fixture(scope="module")
+def default_sweep():
+    return sweep(BIKE)
+
+
+def test_every_strategy_of_the_tables_is_drawn_in_the_chart(default_sweep):
+    """On the bike shop's 8,000-token window claude-code's own line (the window less its
+    33,000-token reserve) is 1%, below every line asked: it was in the tables only."""
+    from webapp.core.drawing.sweep_chart import bill_chart
+
+    assert any(point.key == "claude-code" and point.line < default_sweep.lines[0] for point in default_sweep.points)
+    chart = bill_chart(default_sweep, lambda point: point.key)
+    assert {key for series in chart.series for key in series.keys} == set(default_sweep.keys)
+    claude = next(series for series in chart.series if "claude-code" in series.keys)
+    assert [mark.line for mark in claude.marks] == default_sweep.lines and len({mark.y for mark in claude.marks}) == 1
+
+
+def test_the_advice_is_ringed_where_the_chart_is_drawn(default_sweep):
+    """The advice is at KEEP 1 and the bike shop's own KEEP is 2: the chart was at KEEP 2, and
+    the caption promised a circled point that was not drawn."""
+    from webapp.core.drawing.sweep_chart import bill_chart
+
+    best = default_sweep.recommendation.best
+    assert best.keep != BIKE.settings.keep
+    chart = bill_chart(default_sweep, lambda point: point.key)
+    assert chart.keep == best.keep and chart.best.point == best and chart.best.line == best.line
+
+
+def test_the_tables_have_a_column_per_line_asked_and_mark_a_products_own_line(client, default_sweep):
+    html = client.get("/sweep/bike-shop").get_data(as_text=True)
+    tables = re.findall(r'<table class="sweep-table">.*?</table>', html, re.S)
+    assert len(tables) == len(default_sweep.keeps)
+    for table in tables:
+        head = re.findall(r'<th scope="col">([^<]+)</th>', table)[1:]
+        assert head == [f"{round(line * 100)}%" for line in default_sweep.lines]  # no lone 1% column
+        claude = re.search(r"<tr><th scope=\"row\">claude-code.*?</tr>", table, re.S).group(0)
+        assert "its own line: 1%" in claude and claude.count("is-lowered") == len(default_sweep.lines)
+    assert "circled point is the advice" in html and 'class="sweep-best"' in html

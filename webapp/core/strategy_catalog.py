@@ -89,6 +89,9 @@ class Strategy:
     # How the product draws its KEEP (engine/harness_keep.py, `KEEP_RULES`); "" for the
     # settings' keep and keep_unit.
     keep_rule: str = ""
+    # The transcript formats (inputs/formats/) this product writes its sessions in: a session
+    # read from one was compacted by this harness, and the comparison shows it beside the panel.
+    formats: tuple[str, ...] = ()
 
     @property
     def summarizes(self) -> bool:
@@ -142,6 +145,7 @@ HARNESSES = (
         params={"user_tokens": 20_000},
         until_fits=False,
         style="codex",
+        formats=("codex",),
     ),
     Strategy(
         "gemini-cli",
@@ -161,6 +165,7 @@ HARNESSES = (
         params={"preserve": 0.3, "tool_tokens": 50_000, "excerpt_chars": 40_000},
         until_fits=False,
         style="gemini",
+        formats=("gemini-cli",),
     ),
     Strategy(
         "claude-code",
@@ -177,6 +182,7 @@ HARNESSES = (
         trigger=Trigger(reserve=CLAUDE_CODE_AUTOCOMPACT_BUFFER, reserve_setting="output_reserve", lower_only=True),
         params={"tool_results_kept": 5, "files": 5, "file_tokens": 5_000},
         style="claude",
+        formats=("claude-code",),
     ),
     Strategy(
         "anthropic-compaction",
@@ -276,3 +282,12 @@ STRATEGIES: dict[str, Strategy] = {
         *HARNESSES,
     )
 }
+
+# The mission's panel, "truncate, drop and summarize side by side": the comparison opens on
+# these three, beside the reader's own harness and the verdict's pick.
+PANEL = ("truncate", "drop", "summarize")
+
+
+def harness_writing(format_name: str) -> str | None:
+    """The harness whose sessions are written in `format_name`, if one is."""
+    return next((strategy.name for strategy in HARNESSES if format_name in strategy.formats), None)

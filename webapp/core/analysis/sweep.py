@@ -203,6 +203,9 @@ class Sweep:
     keeps: list[int]
     points: list[SweepPoint]  # strategy by strategy in the catalog's order, then KEEP, then line
     current: Comparison
+    # The point each line asked gives, by (column, KEEP, line asked): a product that only
+    # lowers its line gives the point of its own line at every line above it.
+    given: dict[tuple[str, int, float], SweepPoint] = field(default_factory=dict)
     recommendation: Recommendation = field(init=False)
 
     def __post_init__(self) -> None:
@@ -222,9 +225,19 @@ class Sweep:
         """The columns swept, in the comparison's order."""
         return list(dict.fromkeys(point.key for point in self.points))
 
+    def at(self, key: str, keep: int, line: float) -> SweepPoint | None:
+        """The point of one column at one KEEP when the sweep asked for `line`."""
+        return self.given.get((key, keep, round(line, 6)))
+
     def series(self, key: str, keep: int) -> list[SweepPoint]:
         """One column's points at one KEEP, by line."""
         return sorted((p for p in self.points if p.key == key and p.keep == keep), key=lambda p: p.line)
+
+
+def runs_lower(point: SweepPoint | None, line: float) -> bool:
+    """Whether the point a sweep got when it asked for `line` runs at a lower line, its
+    product's own."""
+    return point is not None and point.line < line - 1e-9
 
 
 def point_settings(settings: Settings, line: float, keep: int) -> Settings:
@@ -282,12 +295,13 @@ def sweep(scenario: Scenario, settings: Settings | None = None, pricing: Pricing
     shared = SharedReplays()
     keeps = span.keep_values(settings)
     seen: dict[tuple[str, int, float], SweepPoint] = {}
+    given: dict[tuple[str, int, float], SweepPoint] = {}
     for keep in keeps:
         for line in span.lines:
             for column in compare(scenario, point_settings(settings, line, keep), pricing, run=shared.get, keys=shared.keys, fixed=SWEPT).columns:
                 where = (column.key, keep, round(column.settings.effective_threshold, 6))
-                seen.setdefault(where, SweepPoint.of(column))
+                given[(column.key, keep, round(line, 6))] = seen.setdefault(where, SweepPoint.of(column))
     order = {key: index for index, key in enumerate(dict.fromkeys(key for key, _, _ in seen))}
     points = sorted(seen.values(), key=lambda p: (order[p.key], p.keep, p.line))
     current = compare(scenario, settings, pricing, run=shared.get, keys=shared.keys)
-    return Sweep(scenario, settings, pricing, span, span.lines, keeps, points, current)
+    return Sweep(scenario, settings, pricing, span, span.lines, keeps, points, current, given)

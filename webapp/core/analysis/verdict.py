@@ -92,8 +92,14 @@ def name_of(column: Column) -> Name:
 
 
 def verdict_notices(comparison: Comparison) -> list[list[Notice]]:
-    """The verdict as lines, each a few notices said one after the other: the winner (or that
-    there is none), why the one that sends fewer tokens costs more, then each column's faults."""
+    """The verdict as lines, each a few notices said one after the other: its head, then each
+    column's faults."""
+    return verdict_head(comparison) + verdict_faults(comparison)
+
+
+def verdict_head(comparison: Comparison) -> list[list[Notice]]:
+    """The lines a reader reads first: the winner (or that there is none), and why the one
+    that sends fewer tokens costs more."""
     verdict = comparison.verdict
     lines: list[list[Notice]] = []
     if verdict.winner is None:
@@ -115,10 +121,13 @@ def verdict_notices(comparison: Comparison) -> list[list[Notice]]:
             else:
                 message = N_("%(name)s sends fewer tokens (%(sent)s) but costs more: its summaries are billed as output.")
             lines.append([(message, values)])
-    for column in comparison.columns:
-        for kind, details in verdict.faults.get(column.key, []):
-            lines.append([fault_notice(name_of(column), kind, details)])
     return lines
+
+
+def verdict_faults(comparison: Comparison) -> list[list[Notice]]:
+    """Each column's faults (or what it costs more), a line each, in the columns' order."""
+    faults = comparison.verdict.faults
+    return [[fault_notice(name_of(column), kind, details)] for column in comparison.columns for kind, details in faults.get(column.key, [])]
 
 
 FAULTS = {

@@ -31,8 +31,13 @@ def line_look(index: int) -> dict[str, object]:
         "style": index % len(DASHES),
     }
 LABEL_GAP = 13  # height of one line of an end label, in pixels
+TALL_LABEL_GAP = 16  # Chinese glyphs stand taller than 13 px allow (the sweep's chart, sweep_chart.py, too)
+RULE_LABEL = 16  # the height a rule's label needs beside another rule's
 LABEL_CHARS = 24  # longest line of an end label; longer lists of names wrap
 UNLABELLED_MARGIN = 14  # right of the plot of a chart without end labels (its legend names the lines)
+AXIS_TITLE_LANE = 24.0  # the rotated axis title, 12 px type centred 14 px from the left edge
+TICK_GAP = 8.0  # between a tick's label and the plot
+TICK_CHAR = 7.5  # the width of one character of a 12 px tick label, a digit or a separator, with room to spare
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,11 @@ class Rule:
     tokens: float
     kind: str  # "window" (the model's real window) or "line" (where compaction starts)
     above: bool = False  # beyond the top of the chart, drawn at its edge
+    under: bool = False  # its label under it: another rule is just above (a line at 98% of the window)
+
+    @property
+    def label_y(self) -> float:
+        return self.y + 14 if self.above or self.under else self.y - 5
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,7 @@ class Chart:
     top_tokens: int
     # What the session recorded (analysis/as_recorded.py), a point at each call that recorded a figure.
     recorded: Series | None = None
+    label_gap: float = LABEL_GAP  # from one line of an end label to the next
 
     @property
     def drawn(self) -> tuple[Series, ...]:
@@ -134,12 +145,16 @@ def request_chart(
     groups = _identical(comparison.columns)
     recorded = comparison.recorded
     # Every end label has its own place: the chart grows when they need more than its height.
+    names = [name(c) for group in groups for c in group] + ([recorded_name] if recorded else [])
+    gap = TALL_LABEL_GAP if any(ord(char) >= 0x2E80 for each in names for char in each) else LABEL_GAP
     labels = sum(len(wrap_names([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
-    height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
-    left, top, bottom = 64.0, 16.0, height - 36.0
-    right = width - max(label_width, UNLABELLED_MARGIN)
+    height = max(height, round(16 + 4 + gap * labels + 36))
     peak = max([column.peak_tokens for column in comparison.columns] + [recorded.peak_tokens if recorded else 0])
     top_tokens = nice_top(max(peak, settings.real_window) * 1.08)
+    # Left of the plot, the rotated axis title's lane, then the widest tick ("20,000" ran
+    # under the title when the plot started at a fixed 64 px).
+    left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * len(f"{top_tokens:,}"), 16.0, height - 36.0
+    right = width - max(label_width, UNLABELLED_MARGIN)
     count = comparison.call_count
 
     def x_of(number: int) -> float:
@@ -158,13 +173,9 @@ def request_chart(
     for style, (keys, names, figures) in enumerate(lines):
         points = tuple(Point(number, tokens, x_of(number), y_of(tokens), overflow) for number, tokens, overflow in figures)
         series.append(_series(style, keys, names, points, bottom))
-    series = spread_labels(series, top + 4, bottom)
+    series = spread_labels(series, top + 4, bottom, gap)
     recorded_series = series.pop() if recorded else None
-    # A line drawn for a window larger than the model's may be far above every request.
-    rules = tuple(
-        Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens)
-        for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))
-    )
+    rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))))
     step = nice_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
@@ -174,7 +185,19 @@ def request_chart(
         for number in range(1, count + 1)
         if number == count or ((number - 1) % call_step == 0 and count - number > call_step / 2)
     )
-    return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens, recorded_series)
+    return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens, recorded_series, gap)
+
+
+def _rules(window: Rule, line: Rule) -> tuple[Rule, Rule]:
+    """The window's rule and the line's, a line drawn for a window larger than the model's
+    maybe far above every request (at the chart's top). Two rules closer than a label's height
+    (a line at 98% of the window): the lower one's label goes under it, or the two labels
+    would be drawn one over the other."""
+    if 0 <= line.y - window.y < RULE_LABEL and not line.above:
+        line = replace(line, under=True)
+    elif 0 < window.y - line.y < RULE_LABEL:
+        window = replace(window, under=True)
+    return window, line
 
 
 def _series(style: int, keys: tuple[str, ...], names: list[str], points: tuple[Point, ...], bottom: float) -> Series:

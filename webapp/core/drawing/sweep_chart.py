@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from ..analysis.sweep import Sweep, SweepPoint
-from .chart import UNLABELLED_MARGIN, Tick, line_look, marker_shape, spread_labels, wrap_names
+from ..analysis.sweep import Sweep, SweepPoint, runs_lower
+from .chart import AXIS_TITLE_LANE, TICK_CHAR, TICK_GAP, UNLABELLED_MARGIN, Tick, line_look, marker_shape, spread_labels, wrap_names
 
 # One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
 LABEL_GAP = 16
@@ -20,8 +20,13 @@ LABEL_GAP = 16
 @dataclass(frozen=True)
 class Mark:
     point: SweepPoint
+    line: float  # the line asked: a product that only lowers its line runs at its own (point.line)
     x: float
     y: float
+
+    @property
+    def lowered(self) -> bool:
+        return runs_lower(self.point, self.line)
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,11 @@ class BillChart:
 
 
 def chart_keep(sweep: Sweep) -> int:
-    """The KEEP the chart shows: the current one when it was swept, else the nearest swept."""
+    """The KEEP the chart shows: the advice's, so its ring is drawn; without advice the current
+    KEEP when it was swept, else the nearest swept."""
+    best = sweep.recommendation.best
+    if best is not None and best.keep in sweep.keeps:
+        return best.keep
     return min(sweep.keeps, key=lambda keep: (abs(keep - sweep.settings.keep), keep))
 
 
@@ -78,26 +87,27 @@ def bill_chart(
     width: int = 780,
     height: int = 340,
     label_width: int = 200,
+    tick_label: Callable[[float, int], str] = lambda dollars, digits: f"${dollars:.{digits}f}",
 ) -> BillChart:
-    """The chart of the points at the chart's KEEP, within the swept lines (a product that
-    lowers its line below them is in the table only); `name` writes a column's name."""
+    """The chart of the points at the chart's KEEP, at each line asked: a product that only
+    lowers its line is drawn, flat, at the point its own line gives (claude-code's 1% on a
+    small window was in the table only); `name` writes a column's name, `tick_label` a tick's
+    dollars with so many decimals, as the page does (the plot starts right of the widest)."""
     keep = chart_keep(sweep)
     low, high = sweep.lines[0], sweep.lines[-1]
-    groups: dict[tuple, list[list[SweepPoint]]] = {}
+    groups: dict[tuple, list[list[tuple[float, SweepPoint]]]] = {}
     for key in sweep.keys:
-        points = [p for p in sweep.series(key, keep) if low - 1e-9 <= p.line <= high + 1e-9]
+        points = [(line, point) for line in sweep.lines if (point := sweep.at(key, keep, line)) is not None]
         if points:
-            groups.setdefault(tuple((round(p.line, 6), round(p.bill, 9), p.safe) for p in points), []).append(points)
-    labels = sum(len(wrap_names([name(points[0]) for points in group])) for group in groups.values())
+            groups.setdefault(tuple((round(line, 6), round(p.bill, 9), p.safe) for line, p in points), []).append(points)
+    labels = sum(len(wrap_names([name(points[0][1]) for points in group])) for group in groups.values())
     height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
-    left, top, bottom = 84.0, 16.0, height - 36.0
+    values, digits = bill_ticks([p.bill for group in groups.values() for points in group for _, p in points] or [0.0])
+    low_bill, top_bill = values[0], values[-1]
+    # Left of the plot, the rotated axis title's lane, then the widest tick ("0,045 $US" ran
+    # under the title when the plot started at a fixed 84 px).
+    left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * max(len(tick_label(value, digits)) for value in values), 16.0, height - 36.0
     right = width - max(label_width, UNLABELLED_MARGIN)
-    bills = [p.bill for group in groups.values() for points in group for p in points] or [0.0]
-    # From a round value under the cheapest point: bills of one chat differ by a few percent.
-    step = nice_step(max(max(bills) * 1.04 - min(bills) * 0.96, max(bills) * 0.05, 1e-6) / 5)
-    low_bill = step * math.floor(min(bills) * 0.96 / step)
-    top_bill = step * math.ceil(max(bills) * 1.04 / step)
-    top_bill = max(top_bill, low_bill + step)
 
     def x_of(line: float) -> float:
         return left if high <= low else left + (right - left) * (line - low) / (high - low)
@@ -107,10 +117,10 @@ def bill_chart(
 
     series = []
     for style, group in enumerate(groups.values()):
-        marks = tuple(Mark(p, x_of(p.line), y_of(p.bill)) for p in group[0])
-        names = [name(points[0]) for points in group]
+        marks = tuple(Mark(p, line, x_of(line), y_of(p.bill)) for line, p in group[0])
+        names = [name(points[0][1]) for points in group]
         series.append(BillSeries(
-            keys=tuple(points[0].key for points in group),
+            keys=tuple(points[0][1].key for points in group),
             names=", ".join(names),
             lines=wrap_names(names),
             marks=marks,
@@ -119,11 +129,23 @@ def bill_chart(
         ))
     series = spread_labels(series, top + 4, bottom, LABEL_GAP)
     best = sweep.recommendation.best
-    best_mark = next((m for s in series for m in s.marks if best is not None and m.point == best), None)
+    # Ringed where it is asked for at its own line; a product's point lowered from every line
+    # asked, where the chart first draws it.
+    rings = [m for s in series for m in s.marks if best is not None and m.point == best]
+    best_mark = min(rings, key=lambda m: (m.lowered, m.line), default=None)
     x_ticks = tuple(Tick(x_of(line), line) for line in sweep.lines)
-    y_ticks = tuple(Tick(y_of(low_bill + i * step), low_bill + i * step) for i in range(0, round((top_bill - low_bill) / step) + 1))
-    digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
+    y_ticks = tuple(Tick(y_of(value), value) for value in values)
     return BillChart(width, height, left, right, top, bottom, keep, tuple(series), x_ticks, y_ticks, digits, best_mark)
+
+
+def bill_ticks(bills: list[float]) -> tuple[list[float], int]:
+    """The dollars of the bill axis's ticks, from a round value under the cheapest bill (bills
+    of one chat differ by a few percent) to one over the dearest, and the decimals they need."""
+    step = nice_step(max(max(bills) * 1.04 - min(bills) * 0.96, max(bills) * 0.05, 1e-6) / 5)
+    low_bill = step * math.floor(min(bills) * 0.96 / step)
+    top_bill = max(step * math.ceil(max(bills) * 1.04 / step), low_bill + step)
+    digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
+    return [low_bill + i * step for i in range(0, round((top_bill - low_bill) / step) + 1)], digits
 
 
 def nice_step(raw: float) -> float:

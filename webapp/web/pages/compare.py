@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
-from flask import Blueprint, Response, current_app, jsonify, request
+from flask import Blueprint, Response, current_app, jsonify, redirect, request
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
@@ -19,7 +19,7 @@ from flask_babel import lazy_gettext, ngettext
 from ...core.analysis.cache import CACHE_MODELS
 from ...core.analysis.compare import Column, Comparison, compare
 from ...core.analysis.comparison_data import comparison_json, recorded_row, summary_row
-from ...core.analysis.verdict import Name, fill, name_of, verdict_notices
+from ...core.analysis.verdict import Name, Notice, fill, name_of, verdict_faults, verdict_head, verdict_notices
 from ...core.analysis.pricing import Bill, Pricing
 from ...core.output.serialize import billing_json
 from ...core.analysis.story import outcome
@@ -31,6 +31,7 @@ from ..services import replays
 from ..state import PageState, read_state
 from ..story import outcome_text
 from ...core.engine.pitfalls import TRIGGER_MESSAGES
+from ...core.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
 blueprint = Blueprint("compare", __name__)
 
@@ -68,6 +69,13 @@ def page(view: PageState, came_from: CameFrom) -> dict:
     return panel_context(view)
 
 
+@blueprint.route("/compare/<scenario_id>/<settings>", endpoint="segment")
+def segment(scenario_id: str, settings: str):
+    """The play page's spelling, `/compare/bike-shop/projector=1`: the same page, at its own
+    address (its state in the query)."""
+    return redirect(read_state(scenario_id, request.args, "compare.page", settings).url("compare.page"), 301)
+
+
 @blueprint.route("/compare/<scenario_id>.json", endpoint="json")
 def page_json(scenario_id: str):
     view = read_state(scenario_id, request.args, request.endpoint)
@@ -102,6 +110,27 @@ def panel_context(view: PageState) -> dict:
     current = (view.settings.strategy, view.settings.keep_facts)
     verdict = comparison.verdict
     descriptions = strategy_descriptions()
+    columns = [
+        {
+            "family": column.family,
+            "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit)},
+            "pitfalls": pitfall_lines(column),
+            "column": column,
+            "label": column_name(name_of(column)),
+            "about": descriptions.get(column.strategy, ""),
+            "product": STRATEGIES[column.strategy].product,
+            "did": outcome_text(outcome(column.result), str(get_locale())),
+            "current": (column.strategy, column.keep_facts) == current,
+            "winner": column.key == verdict.winner,
+            "well": small_well(comparison, column, view.call),
+            "row": summary_row(column, view.call),
+            "at": column.call(view.call),
+            "hit": column.hits[view.call - 1],
+            "money": money(column.bill, pricing),
+        }
+        for column in comparison.columns
+    ]
+    by_key = {c["column"].key: c for c in columns}
     return {
         "view": view,
         "pricing": pricing,
@@ -116,27 +145,11 @@ def panel_context(view: PageState) -> dict:
         + " · "
         + title,
         "families": FAMILIES,
-        "columns": [
-            {
-                "family": column.family,
-                "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit)},
-                "pitfalls": pitfall_lines(column),
-                "column": column,
-                "label": column_name(name_of(column)),
-                "about": descriptions.get(column.strategy, ""),
-                "did": outcome_text(outcome(column.result), str(get_locale())),
-                "current": (column.strategy, column.keep_facts) == current,
-                "winner": column.key == verdict.winner,
-                "well": small_well(comparison, column, view.call),
-                "row": summary_row(column, view.call),
-                "at": column.call(view.call),
-                "hit": column.hits[view.call - 1],
-                "money": money(column.bill, pricing),
-            }
-            for column in comparison.columns
-        ],
+        "columns": columns,
+        "glance": [by_key[key] for key in glance_keys(comparison)],
         "recorded": {"column": comparison.recorded, "money": money(comparison.recorded.bill, pricing)} if comparison.recorded else None,
-        "verdict": verdict_sentences(comparison),
+        "verdict": sentences(verdict_head(comparison)),
+        "verdict_why": sentences(verdict_faults(comparison)),
         "chart": request_chart(comparison, view.call, name=chart_name, recorded_name=_("as recorded")),
         "phone_chart": request_chart(
             comparison, view.call, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, name=chart_name, recorded_name=_("as recorded")
@@ -145,6 +158,15 @@ def panel_context(view: PageState) -> dict:
         "cache_labels": CACHE_LABELS,
         "counters": counter_labels(),
     }
+
+
+def glance_keys(comparison: Comparison) -> list[str]:
+    """The columns the page opens on: the mission's panel (truncate, drop, summarize), the
+    harness that wrote the session when it names one, and the verdict's pick."""
+    origin = comparison.scenario.origin
+    keys = [*PANEL, harness_writing(origin.format) if origin else None, comparison.verdict.winner]
+    present = {column.key for column in comparison.columns}
+    return [key for key in dict.fromkeys(keys) if key in present]
 
 
 def chart_name(column: Column) -> str:
@@ -195,10 +217,11 @@ def pitfall_lines(column: Column) -> list[str]:
 
 def verdict_sentences(comparison: Comparison) -> list[str]:
     """The verdict in the reader's language, one sentence (or two) per line."""
-    return [
-        " ".join(_(message) % fill(values, column_name, format_number, format_money) for message, values in line)
-        for line in verdict_notices(comparison)
-    ]
+    return sentences(verdict_notices(comparison))
+
+
+def sentences(lines: list[list[Notice]]) -> list[str]:
+    return [" ".join(_(message) % fill(values, column_name, format_number, format_money) for message, values in line) for line in lines]
 
 
 def column_name(name: Name) -> str:

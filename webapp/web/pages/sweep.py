@@ -11,11 +11,11 @@ from __future__ import annotations
 import csv
 import io
 
-from flask import Blueprint, Response, g, jsonify, request
+from flask import Blueprint, Response, g, jsonify, redirect, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
-from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint, SweepRange, parse_keeps, range_problems, sweep
+from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint, SweepRange, parse_keeps, range_problems, runs_lower, sweep
 from ...core.analysis.sweep_data import point_row, sweep_json
 from ...core.analysis.verdict import Name
 from ...core.drawing.sweep_chart import bill_chart
@@ -63,6 +63,13 @@ def page(view: PageState, came_from: CameFrom) -> dict:
     return panel_context(view)
 
 
+@blueprint.route("/sweep/<scenario_id>/<settings>", endpoint="segment")
+def segment(scenario_id: str, settings: str):
+    """The play page's spelling, `/sweep/bike-shop/projector=1`: the same page, at its own
+    address (its state in the query)."""
+    return redirect(read_state(scenario_id, request.args, "sweep.page", settings).url("sweep.page"), 301)
+
+
 @blueprint.route("/sweep/<scenario_id>.json", endpoint="json")
 def page_json(scenario_id: str):
     view = read_state(scenario_id, request.args, request.endpoint)
@@ -96,8 +103,8 @@ def panel_context(view: PageState) -> dict:
         "page_title": _("Choose your settings") + " · " + title,
         "advice": advice(result.recommendation),
         "best": result.recommendation.best,
-        "chart": bill_chart(result, point_name),
-        "phone_chart": bill_chart(result, point_name, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0),
+        "chart": bill_chart(result, point_name, tick_label=money),
+        "phone_chart": bill_chart(result, point_name, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, tick_label=money),
         "tables": tables(view, result),
         "money": money,
         "keep_unit_words": _(KEEP_UNITS[view.settings.keep_unit]),
@@ -110,17 +117,18 @@ def point_name(point: SweepPoint) -> str:
 
 
 def tables(view: PageState, result: Sweep) -> list[dict]:
-    """One table per KEEP: a row per strategy, a cell per line (None where a product's line
-    lies elsewhere), the lines a product moved to outside the range added at their place."""
+    """One table per KEEP: a row per strategy, a cell per line asked (None where a column is
+    missing). A product that only lowers its line gives its own line's point at every line
+    above it: that cell is marked, and the row names the line (no column of its own)."""
     out = []
     for keep in result.keeps:
-        lines = sorted({round(point.line, 6) for point in result.points if point.keep == keep})
         rows = []
         for key in result.keys:
-            at = {round(point.line, 6): point for point in result.series(key, keep)}
-            first = next(iter(at.values()), None)
-            rows.append({"name": point_name(first) if first else key, "cells": [at.get(line) for line in lines]})
-        out.append({"keep": keep, "lines": lines, "rows": rows})
+            cells = [{"line": line, "point": (point := result.at(key, keep, line)), "lowered": runs_lower(point, line)} for line in result.lines]
+            first = next((cell["point"] for cell in cells if cell["point"]), None)
+            own = sorted({cell["point"].line for cell in cells if cell["lowered"]})
+            rows.append({"name": point_name(first) if first else key, "cells": cells, "own_lines": own})
+        out.append({"keep": keep, "lines": result.lines, "rows": rows})
     return out
 
 
