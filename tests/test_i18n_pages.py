@@ -77,9 +77,9 @@ def test_an_htmx_step_swaps_the_picker_with_the_new_state(client):
 @pytest.mark.parametrize(
     "lang, tokens, cost, share",
     [
-        ("en", "19,770", "$0.0494", "40%"),
-        ("fr", f"19{NNBSP}770", "0,0494\xa0$US", "40\xa0%"),
-        ("zh", "19,770", "US$0.0494", "40%"),
+        ("en", "19,770", "$0.0368", "40%"),
+        ("fr", f"19{NNBSP}770", "0,0368\xa0$US", "40\xa0%"),
+        ("zh", "19,770", "US$0.0368", "40%"),
     ],
 )
 def test_numbers_and_money_follow_the_language(client, lang, tokens, cost, share):

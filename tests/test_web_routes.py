@@ -216,8 +216,22 @@ def test_the_models_real_window_is_drawn_when_the_compactor_was_told_another(cli
 
 def test_bill_uses_the_price_per_million(client):
     page = text(client.get("/play/bike-shop?call=6&price=10"))
-    assert "19,770" in page and "$0.1977" in page
-    assert "Cost at $10.00 / M" in page
+    dearer = client.get("/play/bike-shop.json?call=6&price=10").get_json()["cost"]
+    usual = client.get("/play/bike-shop.json?call=6").get_json()["cost"]
+    assert "19,770" in page and f"${dearer:.4f}" in page
+    assert "Cost at $10.00 / M, prompt cache applied" in page
+    assert dearer == pytest.approx(4 * usual, abs=1e-6)  # no summarizer here: the bill is the input price's
+
+
+@pytest.mark.parametrize(("scenario", "strategy"), [("bike-shop", "truncate-drop"), ("coding-agent", "summarize"), ("long-haul", "drop")])
+def test_the_play_pages_bill_at_the_last_call_is_the_comparisons(client, scenario, strategy):
+    """One basis for money: the play page bills the cache and the summarizer as the comparison does."""
+    comparison = client.get(f"/compare/{scenario}.json?strategy={strategy}").get_json()
+    column = next(column for column in comparison["strategies"] if column["key"] == strategy)
+    play = client.get(f"/play/{scenario}.json?strategy={strategy}&call={comparison['call']}").get_json()
+    assert play["cost"] == column["bill_usd"]
+    metrics = [client.get(f"/play/{scenario}.json?strategy={strategy}&call={n}").get_json()["metrics"]["estimated_cost_usd"] for n in range(1, comparison["call"] + 1)]
+    assert sum(metrics) == pytest.approx(play["cost"], abs=1e-5)  # the manual's metrics, call by call, add up to it
 
 
 def test_selecting_a_block_shows_its_content_and_each_counter(client):
@@ -295,7 +309,8 @@ def test_json_twin(client):
     assert data["settings"]["strategy"] == "truncate"
     assert data["current"]["compaction"]["tokens_before"] == 6443
     assert data["current"]["compaction"]["truncated"] == ["m3"]
-    assert data["cost"] == pytest.approx(16543 * 2.5 / 1e6, abs=1e-6)  # the default price, as on the command line
+    uncached = 16543 * 2.5 / 1e6  # the default price, as on the command line, before the cache
+    assert 0 < data["cost"] < uncached
 
 
 # --- Security ---------------------------------------------------------------------------------

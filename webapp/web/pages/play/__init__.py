@@ -67,8 +67,12 @@ class PlayData:
 
     @cached_property
     def cost(self) -> float:
-        """What the requests sent so far cost at the page's input price."""
-        return priced(self.view.pricing, self.call.sent_total, 0, 0, 0).cost
+        """What the calls so far cost at the page's pricing, billed as the comparison bills a
+        strategy: the prompt cache's reads and writes at their prices, the summarizer's replies
+        at the output price. At the last call it is the comparison's bill of the same run."""
+        hits = cache_figures(self.view, self.result)[0][: self.view.call]
+        cached, written = sum(hit.cached for hit in hits), sum(hit.written for hit in hits)
+        return priced(self.view.pricing, self.call.sent_total, cached, written, self.call.summarizer_output_total).cost
 
     @cached_property
     def story(self) -> dict:
