@@ -63,7 +63,11 @@ WINDOWS = (
     ModelWindow("claude-opus-4", 200_000, LITELLM),
     ModelWindow("claude-opus-4-1", 200_000, LITELLM),  # anthropic.claude-opus-4-1-20250805-v1:0
     ModelWindow("claude-opus-4-5", 200_000, LITELLM),
-    ModelWindow("claude-opus-4-6", 1_000_000, LITELLM),
+    # LiteLLM gives 1,000,000, the window of its 1M-context option ("claude-opus-4-6[1m]" in
+    # Claude Code); without it Claude Code 2.1.39 ran it at 200,000: two real sessions
+    # auto-compacted at 167,094 and 170,251 tokens, its line on 200,000 (tests/fixtures/compressed).
+    ModelWindow("claude-opus-4-6", 200_000, "the window Claude Code 2.1.39 ran it at in two public sessions, auto-compacted on its 200,000-token line"),
+    ModelWindow("claude-opus-4-6[1m]", 1_000_000, LITELLM),
     ModelWindow("claude-opus-4-7", 1_000_000, LITELLM),
     ModelWindow("claude-haiku-4-5", 200_000, LITELLM),
     # Gemini CLI gives every model it does not list this same limit (DEFAULT_TOKEN_LIMIT).
