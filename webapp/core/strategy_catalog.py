@@ -9,12 +9,12 @@ read this list. A strategy that needs a new kind of step adds that level to the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .i18n import N_
 
-if TYPE_CHECKING:
-    from .settings import Settings
+# The settings a line reads are Settings (settings.py), which imports this catalog: they are
+# typed `object` here and read by name (Trigger.reserve_setting), so the two make no circle.
 
 
 @dataclass(frozen=True)
@@ -42,14 +42,14 @@ class Trigger:
     # join the history after the check).
     last_request: bool = False
 
-    def reserved(self, settings: Settings) -> int | None:
+    def reserved(self, settings: object) -> int | None:
         """The tokens the product keeps free below the window with `settings` (None: its line
         is no reserve)."""
         if self.reserve is None:
             return None
         return self.reserve + (getattr(settings, self.reserve_setting) if self.reserve_setting else 0)
 
-    def share_of(self, window: int, settings: Settings) -> float | None:
+    def share_of(self, window: int, settings: object) -> float | None:
         """The product's default line as a share of `window` with `settings` (None: it has no
         default), kept inside what the line accepts (above 0, at most the window)."""
         if self.share is not None:
@@ -102,7 +102,7 @@ class Strategy:
     def harness(self) -> bool:
         return self.family == "harness"
 
-    def defaults(self, window: int, base: Settings) -> dict[str, Any]:
+    def defaults(self, window: int, base: object) -> dict[str, Any]:
         """The settings this product starts from on a `window`-token model, from `base` (what
         its line reads, such as Claude Code's output reserve): its line. A page or the command
         line applies them where it sets nothing itself (settings.parse_settings)."""
