@@ -118,7 +118,7 @@ def _shapes(
     floor_h = floor_tokens * scale
     floor = Shape(
         id="floor", kind="floor", state="floor", tokens=floor_tokens, in_keep=False,
-        y=bottom_y - floor_h, height=floor_h, selected=selected == "floor", unlogged=replay.unlogged_at(number),
+        y=bottom_y - floor_h, height=floor_h, selected=selected == "floor", unlogged=replay.unlogged.tokens,
     )
     floor.lines = 1 + floor.notes
     shapes = [floor]

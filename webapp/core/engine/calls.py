@@ -135,11 +135,6 @@ class Replay:
         call = self.calls[number - 1]
         return self.floor_tokens + max(call.tokens - call.counted, -self.unlogged.tokens)
 
-    def unlogged_at(self, number: int) -> int:
-        """The floor's part at call `number` that the log's messages do not explain."""
-        call = self.calls[number - 1]
-        return max(0, self.unlogged.tokens + call.tokens - call.counted)
-
     def history_before(self, number: int) -> list[Block]:
         """The history as it stood at call `number` before compaction: what the previous call
         sent, its reply, then what entered since, as the script wrote it."""
