@@ -1,72 +1,15 @@
-"""Which strategy to advise on a comparison, and why the others are not: the verdict as data
-(`judge`), then as notices, catalog messages with their values, as the replay's notices are
-(`verdict_notices`). `english` says them for the command line and the JSON twin; the web says
+"""A comparison's verdict (compare.judge, as data) in words: notices, catalog messages with their
+values, as the replay's notices are (`verdict_notices`). `english` says them for the command line and the JSON twin; the web says
 them in the reader's language (`fill` gives their values as words).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..i18n import N_
-
-if TYPE_CHECKING:  # for annotations only: a Comparison judges its columns with `judge` as it is made
-    from .compare import Column, Comparison
-
-
-@dataclass
-class Verdict:
-    """The cheapest recommendable strategy, and what the others got wrong, as data;
-    `verdict_notices` turns it into sentences."""
-
-    winner: str | None  # column key; None when no strategy is recommendable
-    ties: list[str]  # other recommendable columns that send exactly the same requests
-    fewest_tokens: str | None  # the recommendable column with the smallest SENT, if not the winner
-    faults: dict[str, list[tuple[str, dict]]]  # column key -> [(kind, details)]
-
-
-def judge(columns: list[Column]) -> Verdict:
-    """The cheapest recommendable column, the ones that send the same requests, and each
-    column's faults (or, for a recommendable one, what it costs more)."""
-    faults: dict[str, list[tuple[str, dict]]] = {}
-    for column in columns:
-        found = []
-        if column.overflows:
-            found.append(("overflow", {"count": column.overflows, "first": column.overflow_calls[0]}))
-        if column.no_room_calls:
-            found.append(("no_room", {"count": len(column.no_room_calls), "first": column.no_room_calls[0]}))
-        for fate in column.authored_lost:
-            found.append(("lost", {"label": fate.fact.label or fate.fact.text, "call": fate.lost_from}))
-        if column.references_lost:
-            first = min(column.references_lost, key=lambda fate: fate.lost_from)
-            found.append(
-                ("reference", {"count": len(column.references_lost), "value": first.reference.value, "call": first.lost_from, "source": first.reference.source_call})
-            )
-        if column.invalid:
-            found.append(("invalid", {"count": len(column.invalid), "first": min(column.invalid)}))
-        if column.product_refuses:
-            found.append(("refused_line", {}))
-        elif column.sound and not column.recommendable:
-            found.append(("by_luck", {}))
-        if found:
-            faults[column.key] = found
-    candidates = [column for column in columns if column.recommendable]
-    if not candidates:
-        return Verdict(None, [], None, faults)
-    # Registry order breaks ties, so the simpler strategy wins an equal bill.
-    winner = min(candidates, key=lambda column: round(column.bill.cost, 9))
-    ties = [column.key for column in candidates if column is not winner and column.sends_same_as(winner)]
-    fewest = min(candidates, key=lambda column: column.sent_total)
-    for column in candidates:
-        if column is winner or column.key in ties:
-            continue
-        extra = {"cost": column.bill.cost - winner.bill.cost, "sent": column.sent_total - winner.sent_total}
-        if column.summarizer_input:
-            extra["summarizer"] = column.summarizer_input + column.summarizer_output
-        faults[column.key] = [("dearer", extra)]
-    fewest_key = fewest.key if fewest.sent_total < winner.sent_total else None
-    return Verdict(winner.key, ties, fewest_key, faults)
+from .compare import Column, Comparison
 
 
 # --- The verdict in words -------------------------------------------------------------------
