@@ -199,7 +199,7 @@ def test_every_harness_keeps_tool_pairs_and_stops_as_its_product_does(scenario, 
 @EXAMPLES
 @given(agent_runs(), harness_settings(), st.sampled_from(["langchain-summarization", "gemini-cli", "openhands-summarizing", "claude-code", "anthropic-compaction"]))
 def test_a_harness_never_touches_its_keep(scenario, chosen, name):
-    """KEEP as the product defines it (webapp/core/engine/harness_keep.py): what follows the new
+    """KEEP as the product defines it (webapp/core/engine/compaction.py, `KEEP_RULES`): what follows the new
     summary is the end of the history as it stood, message for message, starting on a request or
     a reply, never on a tool result."""
     result = replay(scenario, chosen.model_copy(update={"strategy": name}))

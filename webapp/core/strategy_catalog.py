@@ -86,7 +86,7 @@ class Strategy:
     # A textbook strategy stops as soon as the request fits; a product runs its steps as it does.
     until_fits: bool = True
     style: str = "textbook"  # the summarizer's instructions (engine/harness_prompts.py)
-    # How the product draws its KEEP (engine/harness_keep.py, `KEEP_RULES`); "" for the
+    # How the product draws its KEEP (engine/compaction.py, `KEEP_RULES`); "" for the
     # settings' keep and keep_unit.
     keep_rule: str = ""
     # The transcript formats (inputs/formats/) this product writes its sessions in: a session

@@ -3,7 +3,7 @@
 Each does what its product's source or documentation says (docs/harnesses.md cites them), in
 the playground's terms: a message is a block, a summary is one call to the summarizer (billed,
 in the product's shape: harness_prompts.py), and KEEP is where the product's own rule starts it
-(harness_keep.py). Two rules of the playground hold for every product: a tool call and its
+(compaction.py, `KEEP_RULES`). Two rules of the playground hold for every product: a tool call and its
 results are compacted together or not at all, and a pinned message stays (with what it cannot
 be sent without), right after the summary.
 """
@@ -137,7 +137,7 @@ def tool_budget_level(work: Work, context: Context) -> None:
 
 
 def state_snapshot_level(work: Work, context: Context) -> None:
-    """Gemini CLI, second step: the history before its split (harness_keep.newest_share)
+    """Gemini CLI, second step: the history before its split (compaction.newest_share)
     becomes a state snapshot (a user message) and the model's short acknowledgement, after one
     summarizer call and one more that checks and rewrites it. A snapshot no smaller than what
     it replaces is refused, and from then on Gemini only cuts tool output."""
@@ -228,7 +228,7 @@ def server_compaction_level(work: Work, context: Context) -> None:
 
 def condense_level(work: Work, context: Context) -> None:
     """OpenHands' LLM summarizing condenser: the first `keep_first` messages stay, then the
-    summary (merging the last one), then the tail (harness_keep.condenser_tail)."""
+    summary (merging the last one), then the tail (compaction.condenser_tail)."""
     history = work.history
     head = context.strategy.params["keep_first"]
     while head < len(history) and history[head].role in TOOL_RESULT_ROLES:
@@ -258,7 +258,7 @@ def mask_level(work: Work, context: Context) -> None:
 
 
 def langchain_summary_level(work: Work, context: Context) -> None:
-    """LangChain's SummarizationMiddleware: all but the last messages (harness_keep.last_messages)
+    """LangChain's SummarizationMiddleware: all but the last messages (compaction.last_messages)
     are replaced by one summary, written from their newest `trim_tokens` only (starting on a user
     message; the last `trim_fallback_messages` when none fits): what is older is lost unread."""
     history = work.history
