@@ -312,3 +312,16 @@ def test_the_tables_have_a_column_per_line_asked_and_mark_a_products_own_line(cl
         claude = re.search(r"<tr><th scope=\"row\">claude-code.*?</tr>", table, re.S).group(0)
         assert "its own line: 1%" in claude and claude.count("is-lowered") == len(default_sweep.lines)
     assert "circled point is the advice" in html and 'class="sweep-best"' in html
+
+
+def test_the_command_lines_table_has_the_pages_columns_and_marks_a_products_own_line(default_sweep):
+    """The CLI's table had a lone 1% column that only claude-code filled: it now has the
+    page's columns, one per line asked, and says where a product ran at its own line."""
+    from webapp.sweep_command import sweep_table
+
+    table = sweep_table(default_sweep)
+    heads = [line.split()[1:] for line in table.splitlines() if line.strip().startswith("strategy")]
+    assert heads and all(head == [f"{round(line * 100)}%" for line in default_sweep.lines] for head in heads)
+    claude = [line for line in table.splitlines() if line.strip().startswith("claude-code")]
+    assert len(claude) == len(default_sweep.keeps)
+    assert all(row.count("↓") == len(default_sweep.lines) + 1 and "its own line: 1%" in row for row in claude)

@@ -9,7 +9,7 @@ import json
 import sys
 
 from .core.analysis.pricing import Pricing
-from .core.analysis.sweep import Sweep, SweepRange, parse_keeps, sweep
+from .core.analysis.sweep import Sweep, SweepRange, parse_keeps, runs_lower, sweep
 from .core.analysis.sweep_data import point_row, sweep_json
 from .core.settings import Settings, SettingsError
 
@@ -41,23 +41,25 @@ def sweep_table(result: Sweep) -> str:
     lines = [
         f"{result.scenario.text('title')} · window {s.window:,} · counter {s.counter} · "
         f"lines {result.span.line_from}% to {result.span.line_to}% by {result.span.line_step} · KEEP counts {s.keep_unit.replace('_', ' ')}",
-        "bill in $ for the whole chat; x: unsafe (overflows, leaves the reply no room, loses a fact, sends a request an API refuses, or may break tool pairs)",
+        "bill in $ for the whole chat; x: unsafe (overflows, leaves the reply no room, loses a fact, sends a request an API refuses, or may break tool pairs);",
+        "↓: a product that only lowers its line ran at its own line, lower than the one asked",
     ]
     for keep in result.keeps:
-        shown = sorted({round(point.line, 4) for point in result.points if point.keep == keep})
-        lines += ["", f"keep {keep}:", f"  {'strategy':<23}" + "".join(f" {line:>8.0%}" for line in shown)]
+        lines += ["", f"keep {keep}:", f"  {'strategy':<23}" + "".join(f" {line:>8.0%}" for line in result.lines)]
         for key in result.keys:
-            at = {round(point.line, 4): point for point in result.series(key, keep)}
-            cells = "".join(f" {_bill_cell(at.get(line)):>8}" for line in shown)
-            lines.append(f"  {key:<23}{cells}")
+            asked = [(line, result.at(key, keep, line)) for line in result.lines]
+            cells = "".join(f" {_bill_cell(point, line):>8}" for line, point in asked)
+            own = sorted({point.line for line, point in asked if runs_lower(point, line)})
+            note = f"  (↓ its own line: {', '.join(f'{line:.0%}' for line in own)})" if own else ""
+            lines.append(f"  {key:<23}{cells}{note}")
     lines += ["", "advice:", *(f"  {line}" for line in advice_lines(result))]
     return "\n".join(lines)
 
 
-def _bill_cell(point) -> str:
+def _bill_cell(point, line: float) -> str:
     if point is None:
         return ""
-    return f"{point.bill:.4f}" + ("" if point.safe else "x")
+    return f"{point.bill:.4f}" + ("" if point.safe else "x") + ("↓" if runs_lower(point, line) else "")
 
 
 def advice_lines(result: Sweep) -> list[str]:
