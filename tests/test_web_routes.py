@@ -512,14 +512,14 @@ def test_the_well_is_sent_without_indentation_but_its_words_keep_their_spaces(cl
 def test_a_step_finds_its_scenario_once(client, monkeypatch, scenario_id):
     """The limits, the page and the page it came from all need the scenario: it is looked up
     (a transcript read from the store) once per request."""
-    from webapp.web import state
+    from webapp.web import scenario_lookup
 
     if scenario_id == "transcript":
         body = {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Bye"}]}
         scenario_id = client.post("/transcripts", data={"transcript": json.dumps(body)}).headers["Location"].split("/play/")[1].split("?")[0]
     looked_up = []
-    find = state._find
-    monkeypatch.setattr(state, "_find", lambda name: looked_up.append(name) or find(name))
+    find = scenario_lookup._find
+    monkeypatch.setattr(scenario_lookup, "_find", lambda name: looked_up.append(name) or find(name))
     came_from = f"http://localhost/play/{scenario_id}"
     answer = client.get(f"/play/{scenario_id}?call=2", headers={"HX-Request": "true", "HX-Current-URL": came_from})
     assert answer.status_code == 200

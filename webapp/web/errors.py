@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..core.engine.remote_summarizer import SummarizerError
 from .htmx import is_htmx
-from .state import StateError
+from .state_error import StateError
 
 
 def init_app(app: Flask) -> None:

@@ -28,7 +28,8 @@ from flask import Response, current_app, make_response, render_template, request
 from jinja2 import nodes
 from werkzeug.exceptions import HTTPException
 
-from .state import PRICING_PARAMS, SETTING_PARAMS, URL_PARAMS, PageState, StateError, read_state
+from .state import PRICING_PARAMS, SETTING_PARAMS, URL_PARAMS, PageState, read_state
+from .state_error import StateError
 
 GROUPS = {"settings": SETTING_PARAMS, "pricing": PRICING_PARAMS, "state": URL_PARAMS}
 

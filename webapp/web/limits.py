@@ -37,7 +37,8 @@ from flask_babel import gettext as _
 from ..core import time_budget
 from ..core.time_budget import BudgetExceeded
 from .errors import error_page
-from .state import StateError, find_scenario
+from .scenario_lookup import find_scenario
+from .state_error import StateError
 
 
 class LongChatsBusy(Exception):

@@ -1,12 +1,13 @@
 """The page state: everything a page shows, read from its URL and written back into links.
 
 One `PageState` holds the state of the play page, the comparison panel and their JSON and
-download twins: the scenario (in the path), the call, the replay settings, the bill's pricing,
-the selected block, autoplay and its speed, and the language. `read_state` parses a query
-string into it, or raises `StateError` (400 with one readable line per bad parameter, in the
-page's language, or 404); `PageState.url` writes it back, with changes, leaving out every
-value that is its default, so a link reads `/play/bike-shop?call=5`. Every link, form and
-hidden field of those pages is written from here, so no page spells a parameter by hand.
+download twins: the scenario (in the path, found by scenario_lookup.py), the call, the replay
+settings, the bill's pricing, the selected block, autoplay and its speed, and the language.
+`read_state` parses a query string into it, or raises `StateError` (400 with one readable line
+per bad parameter, in the page's language; 404 or 410 for a scenario not there);
+`PageState.url` writes it back, with changes, leaving out every value that is its default,
+so a link reads `/play/bike-shop?call=5`. Every link, form and hidden field of those pages is
+written from here, so no page spells a parameter by hand.
 
 One set of defaults: the replay settings default to the scenario's own (`Scenario.settings`),
 the pricing to the session's provider's (`session_basis` in the core: Anthropic's for a Claude
@@ -28,38 +29,26 @@ Adding a URL parameter is a change in one place:
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Callable, Mapping
 from urllib.parse import quote, urlencode
 
-from flask import g, url_for
-from flask_babel import format_date
+from flask import url_for
 from flask_babel import gettext as _
 from pydantic import BaseModel
 
 from ..core.analysis.pricing import Pricing, parse_pricing
 from ..core.analysis.provider_prices import session_basis
 from ..core.analysis.sweep import KEEP_HIGH, LINE_FROM, LINE_HIGH, LINE_LOW, LINE_STEP, LINE_TO, MOST_KEEPS, STEP_HIGH, parse_keeps
-from ..core.inputs.store_index import DELETED, ROOM, UNKNOWN
-from ..core.model import ID_PATTERN, LANGUAGES, Scenario
+from ..core.model import LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, changed_from, parse_settings, with_strategy
-from .services import library, store
+from .scenario_lookup import find_scenario
+from .state_error import StateError
 
 SPEEDS = {"0.5": 4000, "1": 2200, "2": 1100}  # autoplay speed -> milliseconds per call
 BLOCK_ID = re.compile(r"^(floor|[msn][0-9]{1,6})$")  # a message, a summary, an overflow notice
 PRICING = Pricing()  # the bill's defaults for a scenario of the library, the same as the command line's
-
-
-class StateError(Exception):
-    """A URL that names no page (404) or a bad value (400), with what was wrong and what is
-    accepted."""
-
-    def __init__(self, status: int, problems: list[str]):
-        self.status = status
-        self.problems = problems
-        super().__init__("; ".join(problems))
 
 
 class Refused(ValueError):
@@ -331,52 +320,6 @@ _ORDER = tuple(
     for each in fields(PageState)
     for name in {"settings": SETTING_PARAMS, "pricing": PRICING_PARAMS}.get(each.name, (each.name,) if "read" in each.metadata else ())
 )
-
-
-def find_scenario(scenario_id: str) -> Scenario:
-    """A scenario of the app's library or store by id, or StateError 404. Found once per
-    request: the limits, the page and the page it came from all ask for it."""
-    found = g.setdefault("scenarios", {})
-    if scenario_id not in found:
-        found[scenario_id] = _find(scenario_id)
-    return found[scenario_id]
-
-
-def _find(scenario_id: str) -> Scenario:
-    scenarios = library()
-    if not re.match(ID_PATTERN, scenario_id):
-        raise StateError(
-            404,
-            [_("No scenario is named %(name)r: a scenario id has lowercase letters, digits and dashes only.", name=scenario_id)],
-        )
-    scenario = scenarios.get(scenario_id)
-    if scenario is None and scenario_id.startswith("t-"):
-        scenario = store().load(scenario_id)
-        if scenario is None:
-            raise missing_transcript(scenario_id)
-    if scenario is None:
-        known = ", ".join(scenarios.scenarios) or _("none")
-        raise StateError(404, [_("No scenario is named %(name)r. Scenarios: %(known)s.", name=scenario_id, known=known)])
-    return scenario
-
-
-def missing_transcript(name: str) -> StateError:
-    """The answer to a transcript link that finds nothing, saying what happened to it: 410
-    when it was removed (to make room, or its file deleted on the server), else 404."""
-    missing = store().missing(name)
-    if missing.why == ROOM:
-        problem = _(
-            "The transcript %(name)s was removed on %(date)s to make room for newer ones. Paste it again: it gets the same link back.",
-            name=name,
-            date=format_date(datetime.fromtimestamp(missing.removed, UTC)),
-        )
-    elif missing.why == DELETED:
-        problem = _("The transcript %(name)s was removed: its file was deleted from this server. Paste it again: it gets the same link back.", name=name)
-    elif missing.why == UNKNOWN:
-        problem = _("The transcript %(name)s cannot be found, and the server's store cannot say why right now. Check the link, or paste the transcript again.", name=name)
-    else:
-        problem = _("No transcript was ever stored as %(name)s on this server. Check the link, or paste the transcript again.", name=name)
-    return StateError(410 if missing.why in (ROOM, DELETED) else 404, [problem])
 
 
 def read_state(scenario_id: str, args: Mapping[str, Any], endpoint: str = "play.page", segment: str = "") -> PageState:

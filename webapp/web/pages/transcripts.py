@@ -17,7 +17,9 @@ from ...core.inputs.store_faults import StoreUnwritable
 from ...core.model import LANGUAGES
 from ..languages import transcript_formats
 from ..services import store
-from ..state import PageState, StateError, missing_transcript
+from ..scenario_lookup import missing_transcript
+from ..state import PageState
+from ..state_error import StateError
 
 blueprint = Blueprint("transcripts", __name__)
 

@@ -12,7 +12,7 @@ from ....core.drawing.block_versions import latest_version, tool_names
 from ....core.drawing.well_parts import block_kind
 from ....core.engine.history import searchable
 from ....core.engine.calls import Replay, script_call_names
-from ...state import StateError
+from ...state_error import StateError
 from ...story import message_name
 from .well import block_label
 
