@@ -1,18 +1,18 @@
 """Every error as a page that says what was wrong and what to do, in the page's language, or
-as its fragment for htmx, swapped where the request came from; never a stack trace."""
+as its fragment for htmx, swapped where the request came from (web/htmx.py answers both);
+never a stack trace."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flask import Flask, current_app, render_template, request
+from flask import Flask, Response, current_app
 from flask_babel import format_number
 from flask_babel import gettext as _
-from jinja2_fragments.flask import render_block
 from werkzeug.exceptions import HTTPException
 
 from ..core.engine.remote_summarizer import SummarizerError
-from .htmx import is_htmx
+from .htmx import page_or_block
 from .state_error import StateError
 
 
@@ -46,7 +46,7 @@ def unexpected(error: Exception):
     return error_page(500, [_("Something went wrong on our side. The error is logged.")])
 
 
-def error_page(status: int, problems: list[str], ways_out: Sequence[tuple[str, str]] = ()):
+def error_page(status: int, problems: list[str], ways_out: Sequence[tuple[str, str]] = ()) -> Response:
     """The error page, or its fragment for an htmx request (swapped where the request came
     from); `ways_out`: links (text, URL) to what the visitor may ask instead."""
     titles = {
@@ -61,11 +61,4 @@ def error_page(status: int, problems: list[str], ways_out: Sequence[tuple[str, s
         503: _("Busy"),
     }
     context = {"status": status, "title": titles.get(status, str(status)), "problems": problems, "ways_out": ways_out}
-    if is_htmx():
-        # Where the request came from: the element it was to swap (the well, the comparison
-        # panel, a collapsed view being opened), in the page's language.
-        target = request.headers.get("HX-Target") or "main"
-        body = render_block("error.html", "problem", **context)
-        headers = {"HX-Retarget": f"#{target}", "HX-Reswap": "innerHTML", "HX-Push-Url": "false", "Vary": "HX-Target"}
-        return body, status, headers
-    return render_template("error.html", **context), status
+    return page_or_block("error.html", "problem", status, context)

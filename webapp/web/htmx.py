@@ -13,8 +13,10 @@ markup.
 
 For an htmx request the page the request came from is known (htmx sends `HX-Current-URL`), so
 `respond` sends only the panels whose inputs differ between that page and the requested one,
-out of band. It owns every htmx header (HX-Push-Url, HX-Reswap, Vary) for every page; a page
-declares how it answers in a `Fragments` and decorates its route with `fragment_page`.
+out of band. It owns every htmx header (HX-Push-Url, HX-Reswap, HX-Retarget, Vary) for every
+page: a page declares how it answers in a `Fragments` and decorates its route with
+`fragment_page`; an answer that is no panel of the page htmx is on (an error) goes through
+`page_or_block`, swapped where the request was to swap.
 """
 
 from __future__ import annotations
@@ -129,6 +131,19 @@ def answer(body: str, view: PageState | None = None) -> Response:
     response.vary.update(["HX-Current-URL", "HX-Target", "HX-Trigger"])
     if view is not None:
         response.headers["HX-Push-Url"] = view.url(request.endpoint)
+    return response
+
+
+def page_or_block(template: str, block: str, status: int, context: dict) -> Response:
+    """A page that is no panel of the page htmx is on (an error): the whole page for a plain
+    GET; for htmx, its `block`, swapped into the element the request was to swap (its
+    HX-Target: the well, the comparison panel, a collapsed view being opened; else the page's
+    main), the address bar left as it is."""
+    if not is_htmx():
+        return make_response(render_template(template, **context), status)
+    response = make_response(render_panels(template, [block], **context), status)
+    response.headers.update({"HX-Retarget": f"#{request.headers.get('HX-Target') or 'main'}", "HX-Reswap": "innerHTML", "HX-Push-Url": "false"})
+    response.vary.add("HX-Target")
     return response
 
 

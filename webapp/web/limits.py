@@ -219,7 +219,7 @@ def init_answers(app: Flask) -> None:
 
     @app.errorhandler(LongChatsBusy)
     def busy(_error: LongChatsBusy):
-        body, status, *headers = error_page(503, [
+        answer = error_page(503, [
             _("The server is already computing another long chat. Try again in a few seconds."),
             _(
                 "Only chats of more than %(messages)s messages wait for their turn, or of more than %(compared)s to compare every strategy.",
@@ -227,15 +227,17 @@ def init_answers(app: Flask) -> None:
                 compared=format_number(current_app.config["LONG_COMPARISON_MESSAGES"]),
             ),
         ])
-        return body, status, {**(headers[0] if headers else {}), "Retry-After": "5"}
+        answer.headers["Retry-After"] = "5"
+        return answer
 
     @app.errorhandler(OverShare)
     def over_share(error: OverShare):
-        body, status, *headers = error_page(429, [
+        answer = error_page(429, [
             _("You already have a long chat being computed here. Try again in %(seconds)s seconds.", seconds=format_number(error.retry_after)),
             _("Each visitor has one long chat computed at a time, so that everyone gets a turn."),
         ])
-        return body, status, {**(headers[0] if headers else {}), "Retry-After": str(error.retry_after)}
+        answer.headers["Retry-After"] = str(error.retry_after)
+        return answer
 
 
 def is_long(messages: int) -> bool:
