@@ -1,6 +1,6 @@
 """What the well is made of, as the layout (well.py) places it: the drawing's sizes, and the
-shapes, traces, marks and zoomed view it positions in CSS pixels, each with the words the web
-layer writes on it.
+shapes, traces, marks and zoomed view it positions in CSS pixels. Their words are the web
+layer's (webapp/web/pages/play/well.py), kept apart from them.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def block_kind(block: Block) -> str:
 
 @dataclass
 class Shape:
-    """One block as drawn. `label` and `name` are words, written by the web layer."""
+    """One block as drawn."""
 
     id: str
     kind: str  # one of KINDS
@@ -76,17 +76,6 @@ class Shape:
     was: float | None = None  # tokens before truncation or clearing
     orphan: bool = False  # a tool result whose call is no longer sent: the API rejects the request
     unlogged: int = 0  # the floor's tokens a pasted session's log does not hold (its system prompt and tools)
-    label: str = ""  # its whole name, as the table view and the accessible name say it
-    drawn: str = ""  # the label as a wide screen's column draws it: long tool names clipped (well.py)
-    href: str = ""  # the link that selects it, written by the web layer
-    classes: str = ""  # its classes in the drawing (look, and orphan, pinned, selected)
-    written: str = ""  # its tokens as written on it, when it is tall enough ("" otherwise)
-    tokens_short: str = ""  # its tokens in a phone's narrow columns (15K for 14,996); "" when no shorter
-    short: str = ""  # the label without its kind (the colour says it), for a phone
-    words: tuple[str, str, str] | None = None  # `drawn` as (long only, short, long only); None: short is no part of it
-    note: str = ""  # the floor's line for its unlogged part ("137,283 of it not in the log")
-    note_short: str = ""  # the same, with the phone's short figure
-    name: str = ""  # accessible name: what, tokens, state
     zoom_y: float | None = None  # where the zoomed view draws it, when there is one
     zoom_height: float = 0.0
     # The lines its label takes (well_labels.py): its name, then a line for each note (what the
@@ -184,8 +173,6 @@ class Trace:
     tokens: float
     y: float
     label_y: float | None = 0.0
-    label: str = ""
-    note: str = ""  # the label's second line: the tokens they held
     zoom_y: float | None = None
     lines: int = 2  # "✕ 3 dropped", then their tokens (one line when the column is crowded)
 
@@ -209,10 +196,6 @@ class Mark:
     tokens: float
     y: float
     label_y: float | None = 0.0
-    label: str = ""
-    caption: str = ""  # the axis's second line
-    short: str = ""  # the label for a narrow screen
-    words: tuple[str, str, str] | None = None  # as Shape.words
     lines = 1
 
     @property

@@ -1,10 +1,14 @@
 """The well's words: each block's label and accessible name, each trace's, and the levels'
-(axis and zoomed view), in the page's language, over the pure layout of webapp/core/drawing/well.py
-(geometry, motion, zoom, label placement)."""
+(axis and zoomed view), in the page's language, beside the pure layout of
+webapp/core/drawing/well.py (geometry, motion, zoom, label placement). `draw` returns the
+layout as the core made it and a `WellLabels` record of its words: the template reads the
+geometry from the one and the words from the other, and the web changes nothing of the core's
+shapes."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Callable
 from unicodedata import east_asian_width
 
@@ -17,8 +21,53 @@ from ....core.model import LAYER_WORDS, MANUAL_KEYS
 from ....core.engine.calls import Replay
 from ....core.drawing.block_versions import tool_names
 from ....core.drawing.well import layout
-from ....core.drawing.well_parts import NORMAL, PROJECTOR, Mark, Shape, Well, block_kind
+from ....core.drawing.well_parts import NORMAL, PROJECTOR, Mark, Shape, Trace, Well, block_kind
 from ...languages import percent, whole_numbers
+
+
+@dataclass(frozen=True)
+class BlockLabels:
+    """What one block (or the floor) says, and the link and classes it is drawn with."""
+
+    label: str  # its whole name, as the table view and the accessible name say it
+    drawn: str  # the label as a wide screen's column draws it: long tool names clipped
+    short: str  # the label without its kind (the colour says it), for a phone
+    words: tuple[str, str, str] | None  # `drawn` as (long only, short, long only); None: short is no part of it
+    name: str  # accessible name: what, tokens, state
+    href: str  # the link that selects it
+    classes: str  # its classes in the drawing (look, and orphan, pinned, selected)
+    written: str  # its tokens as written on it, when it is tall enough ("" otherwise)
+    tokens_short: str  # its tokens in a phone's narrow columns (15K for 14,996); "" when no shorter
+    note: str  # the floor's line for its unlogged part ("137,283 of it not in the log"), or ""
+    note_short: str  # the same, with the phone's short figure
+
+
+@dataclass(frozen=True)
+class TraceLabels:
+    label: str  # "3 dropped"
+    note: str  # the label's second line: the tokens they held
+
+
+@dataclass(frozen=True)
+class LevelLabels:
+    """A level's words: on the axis, its figure (`label`) and what it is (`caption`); in the
+    zoomed view, one line (`label`) and its phone form (`short`, `words` as BlockLabels')."""
+
+    label: str
+    caption: str = ""
+    short: str = ""
+    words: tuple[str, str, str] | None = None
+
+
+@dataclass(frozen=True)
+class WellLabels:
+    """The words of one drawn well: the blocks' by id, the traces' and the levels' beside the
+    core's parts they name, in the well's order."""
+
+    blocks: dict[str, BlockLabels]
+    traces: list[tuple[Trace, TraceLabels]]
+    axis: list[tuple[Mark, LevelLabels]]
+    zoom: list[tuple[Mark, LevelLabels]]
 
 
 def draw(
@@ -28,10 +77,10 @@ def draw(
     projector: bool = False,
     pinned: frozenset[str] = frozenset(),
     link: Callable[[str], str] = lambda block: f"?block={block}",
-) -> Well:
-    """The well of call `number` with its labels written; `pinned` blocks say so in their name;
-    `link` writes the URL that selects a block. What each block's markup says is written here
-    once, so the template's loop over the blocks only places it (a step redraws every block)."""
+) -> tuple[Well, WellLabels]:
+    """The well of call `number` and its words; `pinned` blocks say so in their name; `link`
+    writes the URL that selects a block. What each block's markup says is written here once,
+    so the template's loop over the blocks only places it (a step redraws every block)."""
     well = layout(replay, number, selected, PROJECTOR if projector else NORMAL)
     names = tool_names(replay)
     # The catalog and number format looked up once: a well has up to hundreds of words to say.
@@ -40,40 +89,51 @@ def draw(
     locale = str(get_locale())
     floor = _("floor: system prompt + tools")
     room = LABEL_ROOM if well.zoom else UNZOOMED_ROOM
-    for shape in well.shapes:
-        shape.label = block_label(shape.block, names, _) if shape.block else floor
-        shape.drawn = drawn_label(shape.block, names, _, room) if shape.block else floor
-        shape.short = short_label(shape.block, names, _) if shape.block else _("floor")
-        shape.words = split_label(shape.drawn, shape.short)
+
+    def block_labels(shape: Shape) -> BlockLabels:
+        label = block_label(shape.block, names, _) if shape.block else floor
+        drawn = drawn_label(shape.block, names, _, room) if shape.block else floor
+        short = short_label(shape.block, names, _) if shape.block else _("floor")
+        note = note_short = ""
         if shape.unlogged:  # measured from the recorded usage; said in full in the bill
-            shape.note = _("%(tokens)s of it not in the log") % {"tokens": tokens(shape.unlogged)}
-            shape.note_short = _("%(tokens)s not in the log") % {"tokens": short_figure(shape.unlogged, locale, tokens)}
-        shape.name = accessible_name(shape, _, tokens)
-        if shape.id in pinned:
-            shape.name += ", " + _("pinned")
-        shape.href = link(shape.id)
-        shape.classes = " ".join(filter(None, [shape.look, shape.orphan and "orphan", shape.id in pinned and "pinned", shape.selected and "selected"]))
-        shape.written = f"{shape.sign}{tokens(shape.tokens)}" if well.inside(shape) else ""
-        short = short_figure(shape.tokens, locale, tokens)
-        shape.tokens_short = short if short != tokens(shape.tokens) else ""
-    for trace in well.traces:
-        # Every message dropped there so far, not only at this call's compaction (the narration's):
-        # said on the note line, since the label's line has no room to spare on a phone.
-        trace.label = _("%(count)d dropped") % {"count": len(trace.ids)}
-        trace.note = _("%(tokens)s tokens, so far") % {"tokens": tokens(trace.tokens)}
+            note = _("%(tokens)s of it not in the log") % {"tokens": tokens(shape.unlogged)}
+            note_short = _("%(tokens)s not in the log") % {"tokens": short_figure(shape.unlogged, locale, tokens)}
+        name = accessible_name(shape, label, note, _, tokens)
+        whole, figure = tokens(shape.tokens), short_figure(shape.tokens, locale, tokens)
+        return BlockLabels(
+            label=label,
+            drawn=drawn,
+            short=short,
+            words=split_label(drawn, short),
+            name=(name + ", " + _("pinned")) if shape.id in pinned else name,
+            href=link(shape.id),
+            classes=" ".join(filter(None, [shape.look, shape.orphan and "orphan", shape.id in pinned and "pinned", shape.selected and "selected"])),
+            written=f"{shape.sign}{whole}" if well.inside(shape) else "",
+            tokens_short=figure if figure != whole else "",
+            note=note,
+            note_short=note_short,
+        )
+
+    # Every message dropped at a trace so far, not only at this call's compaction (the
+    # narration's): said on the note line, since the label's line has no room to spare on a phone.
+    traces = [
+        (trace, TraceLabels(_("%(count)d dropped") % {"count": len(trace.ids)}, _("%(tokens)s tokens, so far") % {"tokens": tokens(trace.tokens)}))
+        for trace in well.traces
+    ]
     settings = replay.settings
     # The lines as shares of the window: the red line, and the alert and target when set.
     shares = {"line": percent(settings.threshold, 1), "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}
-    for mark in well.marks:
-        mark.label, mark.caption = axis_caption(mark, shares, _, tokens)
-    if well.zoom:
-        factor = tokens(well.zoom.factor)
-        for mark in well.zoom.marks:
-            mark.label = zoom_mark_label(mark, factor, shares, _, tokens)
-            figure, caption = axis_caption(mark, shares, _, tokens)
-            mark.short = _("zoom ×%(factor)s") % {"factor": factor} if mark.kind == "zoom" else f"{caption} {figure}"
-            mark.words = split_label(mark.label, mark.short)
-    return well
+    axis = [(mark, LevelLabels(*axis_caption(mark, shares, _, tokens))) for mark in well.marks]
+    zoom = [(mark, zoom_labels(mark, tokens(well.zoom.factor), shares, _, tokens)) for mark in well.zoom.marks] if well.zoom else []
+    return well, WellLabels({shape.id: block_labels(shape) for shape in well.shapes}, traces, axis, zoom)
+
+
+def zoom_labels(mark: Mark, factor: str, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> LevelLabels:
+    """A level inside the zoomed view: its line among the block labels, and a phone's."""
+    label = zoom_mark_label(mark, factor, shares, _, tokens)
+    figure, caption = axis_caption(mark, shares, _, tokens)
+    short = _("zoom ×%(factor)s") % {"factor": factor} if mark.kind == "zoom" else f"{caption} {figure}"
+    return LevelLabels(label, short=short, words=split_label(label, short))
 
 
 def split_label(label: str, short: str) -> tuple[str, str, str] | None:
@@ -237,11 +297,12 @@ def short_label(block: Block, names: dict[str, str], _: Callable[[str], str]) ->
 STATE_WORDS = {"original": N_("kept as sent"), "summary": N_("a summary"), "notice": N_("added by the loop")}
 
 
-def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
-    """What a screen reader says of a block: what it is, its tokens, its state, KEEP."""
+def accessible_name(shape: Shape, label: str, note: str, _: Callable[[str], str], tokens: Callable[[float], str]) -> str:
+    """What a screen reader says of a block (`label`, and the floor's `note`): what it is, its
+    tokens, its state, KEEP."""
     if shape.kind == "floor":
-        name = _("%(label)s, %(tokens)s tokens, never compacted") % {"label": shape.label, "tokens": tokens(shape.tokens)}
-        return f"{name}, {shape.note}" if shape.note else name
+        name = _("%(label)s, %(tokens)s tokens, never compacted") % {"label": label, "tokens": tokens(shape.tokens)}
+        return f"{name}, {note}" if note else name
     where = _("in KEEP") if shape.in_keep else _("outside KEEP")
     if shape.state == "truncated":
         state = _("truncated to a note (was %(was)s tokens)") % {"was": tokens(shape.was or 0)}
@@ -252,7 +313,7 @@ def accessible_name(shape: Shape, _: Callable[[str], str], tokens: Callable[[flo
     if shape.orphan:
         state += ", " + _("its call is gone: the API rejects the request")
     return _("%(label)s, %(tokens)s tokens, %(state)s, %(where)s") % {
-        "label": shape.label,
+        "label": label,
         "tokens": tokens(shape.tokens),
         "state": state,
         "where": where,
