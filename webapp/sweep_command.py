@@ -4,13 +4,13 @@ JSON or CSV, and the advice. Imported only by that subcommand (webapp/cli.py).""
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 
 from .core.analysis.pricing import Pricing
 from .core.analysis.sweep import Sweep, SweepRange, parse_keeps, runs_lower, sweep
 from .core.analysis.sweep_data import point_row, sweep_json
+from .core.output.serialize import csv_text
 from .core.settings import Settings, SettingsError
 
 
@@ -26,10 +26,7 @@ def run_sweep(args: argparse.Namespace, scenario, settings: Settings, pricing: P
         json.dump(sweep_json(result), sys.stdout, ensure_ascii=False, indent=1)
         print()
     elif args.csv:
-        rows = [point_row(point) for point in result.points]
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+        sys.stdout.write(csv_text([point_row(point) for point in result.points]))
     else:
         print(sweep_table(result))
     return 0

@@ -1,7 +1,10 @@
-"""Plain data (JSON-ready) views of a replay, shared by the CLI and the JSON twins of pages."""
+"""Plain data (JSON-ready) views of a replay, shared by the CLI and the JSON twins of pages,
+and the one CSV writer of their tables."""
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import asdict
 from typing import Any
 
@@ -213,3 +216,13 @@ def replay_json(result: Replay) -> dict[str, Any]:
             {**call_json(result, call), "metrics": call_metrics(result, call.number, pricing, hits)} for call in result.calls
         ],
     }
+
+
+def csv_text(rows: list[dict[str, Any]]) -> str:
+    """Flat rows as CSV, a header of the first row's keys, one line per row (`\n`): the
+    comparison's and the sweep's tables, on the pages and on the command line."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()

@@ -8,10 +8,7 @@ page state of webapp/web/state.py, which also holds the bill's parameters (`cach
 
 from __future__ import annotations
 
-import csv
-import io
-
-from flask import Blueprint, Response, current_app, jsonify, redirect, request
+from flask import Blueprint, current_app, redirect, request
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
@@ -30,6 +27,7 @@ from ..languages import money as format_money
 from ..services import replays
 from ..state import PageState, read_state
 from ..story import outcome_text
+from ..twins import Table, Twins
 from ...core.engine.pitfalls import TRIGGER_MESSAGES
 from ...core.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
@@ -76,30 +74,22 @@ def segment(scenario_id: str, settings: str):
     return redirect(read_state(scenario_id, request.args, "compare.page", settings).url("compare.page"), 301)
 
 
-@blueprint.route("/compare/<scenario_id>.json", endpoint="json")
-def page_json(scenario_id: str):
-    view = read_state(scenario_id, request.args, request.endpoint)
-    comparison = comparison_for(view)
+twins = Twins(blueprint, "/compare/<scenario_id>", comparison_for)
+
+
+@twins.json
+def page_json(view: PageState, comparison: Comparison) -> dict:
     data = comparison_json(comparison, view.call)
     data["verdict"]["text"] = verdict_sentences(comparison)
     data["billing"] = billing_json(view.scenario, view.pricing, _)
-    return jsonify(data)
+    return data
 
 
-@blueprint.route("/compare/<scenario_id>.csv", endpoint="csv")
-def page_csv(scenario_id: str):
-    view = read_state(scenario_id, request.args, request.endpoint)
-    comparison = comparison_for(view)
-    out = io.StringIO()
+@twins.csv
+def page_csv(view: PageState, comparison: Comparison) -> Table:
     rows = [summary_row(column, view.call) for column in comparison.columns]
     rows += [recorded_row(comparison.recorded, view.call)] if comparison.recorded else []
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    name = f"{view.scenario.id}-compare-call{view.call}.csv"
-    return Response(
-        out.getvalue(), mimetype="text/csv", headers={"Content-Disposition": f'attachment; filename="{name}"'}
-    )
+    return Table(f"{view.scenario.id}-compare-call{view.call}.csv", rows)
 
 
 def panel_context(view: PageState) -> dict:

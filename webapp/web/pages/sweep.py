@@ -8,10 +8,7 @@ sweep starts from, and weighs its advice against, are the play page's.
 
 from __future__ import annotations
 
-import csv
-import io
-
-from flask import Blueprint, Response, g, jsonify, redirect, request
+from flask import Blueprint, g, redirect, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
@@ -23,6 +20,7 @@ from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
 from ..languages import money, percent
 from ..state import PageState, StateError, read_state
+from ..twins import Table, Twins
 from .compare import PHONE_CHART, column_name
 
 blueprint = Blueprint("sweep", __name__)
@@ -70,27 +68,21 @@ def segment(scenario_id: str, settings: str):
     return redirect(read_state(scenario_id, request.args, "sweep.page", settings).url("sweep.page"), 301)
 
 
-@blueprint.route("/sweep/<scenario_id>.json", endpoint="json")
-def page_json(scenario_id: str):
-    view = read_state(scenario_id, request.args, request.endpoint)
-    result = sweep_for(view)
+twins = Twins(blueprint, "/sweep/<scenario_id>", sweep_for)
+
+
+@twins.json
+def page_json(view: PageState, result: Sweep) -> dict:
     data = sweep_json(result)
     data["recommendation"]["text"] = advice(result.recommendation)
     for row, point in zip(data["points"], result.points):
         row["play_url"] = view.url("play.page", settings=point.settings, play=False)
-    return jsonify(data)
+    return data
 
 
-@blueprint.route("/sweep/<scenario_id>.csv", endpoint="csv")
-def page_csv(scenario_id: str):
-    view = read_state(scenario_id, request.args, request.endpoint)
-    rows = [point_row(point) for point in sweep_for(view).points]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    name = f"{view.scenario.id}-sweep.csv"
-    return Response(out.getvalue(), mimetype="text/csv", headers={"Content-Disposition": f'attachment; filename="{name}"'})
+@twins.csv
+def page_csv(view: PageState, result: Sweep) -> Table:
+    return Table(f"{view.scenario.id}-sweep.csv", [point_row(point) for point in result.points])
 
 
 def panel_context(view: PageState) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -20,6 +20,7 @@ from ..services import store
 from ..scenario_lookup import missing_transcript
 from ..state import PageState
 from ..state_error import StateError
+from ..twins import attachment
 
 blueprint = Blueprint("transcripts", __name__)
 
@@ -58,7 +59,7 @@ def original(name: str):
     data = store().read_bytes(name)
     if data is None:
         raise missing_transcript(name)
-    return Response(data, mimetype="application/json", headers={"Content-Disposition": f'attachment; filename="{name}.json"'})
+    return attachment(data, "application/json", f"{name}.json")
 
 
 @blueprint.post("/transcripts")

@@ -3,7 +3,7 @@ chat; its JSON twin; and the exact request of the call, to download.
 
 `PlayData` is the one data function of the page: what it shows at a call, each figure
 computed once and only when a renderer asks. The HTML page (whole, or the panels that changed,
-through the one htmx path of web/htmx.py) and the JSON twin both read it.
+through the one htmx path of web/htmx.py) and the JSON twin (web/twins.py) both read it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict
 from functools import cached_property
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, request
 from flask_babel import get_locale
 from flask_babel import gettext as _
 
@@ -29,6 +29,7 @@ from ...languages import counter_labels, strategy_descriptions, whole_numbers
 from ...services import replays
 from ...state import SETTING_PARAMS, PageState, read_state
 from ...story import call_story
+from ...twins import Twins, attachment
 from .bill import bill
 from .blocks import block_detail
 from .chat import chat
@@ -119,40 +120,40 @@ def page(view: PageState, came_from: CameFrom) -> dict:
     return context
 
 
-@blueprint.route("/play/<scenario_id>.json", endpoint="json")
-def page_json(scenario_id: str):
-    data = PlayData(read_state(scenario_id, request.args))
-    view, result = data.view, data.result
+twins = Twins(blueprint, "/play/<scenario_id>", PlayData)
+
+
+@twins.json
+def page_json(view: PageState, data: PlayData) -> dict:
+    result = data.result
     uses, free = data.budget
     _hits, costs = cache_figures(view, result)
-    return jsonify(
-        {
-            "scenario": view.scenario.id,
-            "title": data.title,
-            "settings": view.settings.model_dump(),
-            "window": data.window,
-            "billing": data.billing,
-            "call": view.call,
-            "calls": len(result.calls),
-            "price_per_million": view.price,
-            "cost": round(data.cost, 6),
-            "floor_tokens": round(result.floor_tokens, 2),
-            "recorded_usage": recorded_json(result),
-            "read_as": data.read_as,
-            "warnings": result.warnings,
-            # What the page says at this call: the author's narration, or the generated explanation.
-            "story": data.story,
-            "current": call_json(result, data.call),
-            # The manual's metrics (its step 10) at this call, with its keys, and its budget by
-            # layer (step 1), as the page's table shows it.
-            "metrics": data.metrics,
-            "budget": {"layers": [asdict(use) for use in uses], "free": free},
-            # What this call's compaction cost the prompt cache (None: it did not compact).
-            "compaction_cost": cost_json(costs[view.call]) if view.call in costs else None,
-            # The values the agent used again that this call's request lost or this call uses.
-            "references": reference_json(result, view.call),
-        }
-    )
+    return {
+        "scenario": view.scenario.id,
+        "title": data.title,
+        "settings": view.settings.model_dump(),
+        "window": data.window,
+        "billing": data.billing,
+        "call": view.call,
+        "calls": len(result.calls),
+        "price_per_million": view.price,
+        "cost": round(data.cost, 6),
+        "floor_tokens": round(result.floor_tokens, 2),
+        "recorded_usage": recorded_json(result),
+        "read_as": data.read_as,
+        "warnings": result.warnings,
+        # What the page says at this call: the author's narration, or the generated explanation.
+        "story": data.story,
+        "current": call_json(result, data.call),
+        # The manual's metrics (its step 10) at this call, with its keys, and its budget by
+        # layer (step 1), as the page's table shows it.
+        "metrics": data.metrics,
+        "budget": {"layers": [asdict(use) for use in uses], "free": free},
+        # What this call's compaction cost the prompt cache (None: it did not compact).
+        "compaction_cost": cost_json(costs[view.call]) if view.call in costs else None,
+        # The values the agent used again that this call's request lost or this call uses.
+        "references": reference_json(result, view.call),
+    }
 
 
 @blueprint.route("/play/<scenario_id>/request.json", endpoint="request_json")
@@ -164,11 +165,7 @@ def request_json(scenario_id: str):
     body = request_body(data.result, data.call)
     strategy = view.settings.strategy + ("-keep-facts" if view.settings.keep_facts else "")
     name = f"{view.scenario.id}-{strategy}-call{view.call}-request.json"
-    return Response(
-        json.dumps(body, ensure_ascii=False, indent=1),
-        mimetype="application/json",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
+    return attachment(json.dumps(body, ensure_ascii=False, indent=1), "application/json", name)
 
 
 def play_context(data: PlayData, before: PageState | None = None) -> dict:
