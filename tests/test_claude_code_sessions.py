@@ -16,7 +16,7 @@ from webapp.core.engine.recorded import recorded_compactions
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import load_file
 from webapp.core.settings import Settings, parse_settings
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLAUDE_CODE = FIXTURES / "sessions" / "claude-code"

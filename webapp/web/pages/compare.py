@@ -31,7 +31,7 @@ from ..services import replays
 from ..state import PageState, read_state
 from ..story import outcome_text
 from ...core.engine.pitfalls import TRIGGER_MESSAGES
-from ...core.strategy_catalog import PANEL, STRATEGIES, harness_writing
+from ...core.engine.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
 blueprint = Blueprint("compare", __name__)
 
