@@ -121,10 +121,15 @@ HARNESS = Strategy(
             "cli.js: the auto-compact threshold is the window less min(max output, 20,000) less the constant 13,000",
         ),
         Citation("trigger", PACKAGE, "2.0.0 to 2.1.20 (read in 2.0.76)", "cli.js: the window less the whole max output (32,000) less 13,000"),
+        Citation("CLAUDE_CODE_OUTPUT_RESERVE", PACKAGE, "2.1.21, 2.1.22, 2.1.30", "cli.js: the output it reserves, min(the model's max output, 20,000)"),
         Citation("TOOL_RESULTS_KEPT", "code.claude.com docs", "paraphrased 2026", "old tool output is cleared first (kubernetesinmyhead.net)", "unverified"),
         Citation("FILES", "code.claude.com docs", "2026", SURVIVES, "secondary"),
         Citation("FILE_TOKENS", "code.claude.com docs", "2026", SURVIVES, "secondary"),
-        Citation("PROMPT", PACKAGE, "2.1.30", "cli.js, the compaction's summary prompt (its sections)", "unverified"),
+        Citation(
+            "PROMPT", PACKAGE, "2.1.30",
+            "cli.js, the compaction's prompt: its sections (request and intent, technical concepts, files and code, errors and fixes, "
+            "problem solving, the user's messages, pending tasks, current work, next step)",
+        ),
         Citation("environment", PACKAGE, "2.0.76, 2.1.30", "cli.js: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, DISABLE_AUTO_COMPACT, CLAUDE_CODE_MAX_OUTPUT_TOKENS"),
         Citation(
             "environment", "code.claude.com docs", "as quoted in anthropics/claude-code#24589",
