@@ -340,4 +340,4 @@ def _read_claude_code(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("claude-code", N_("Claude Code session"), _is_claude_code, _read_claude_code, notes=(NO_CLAUDE_TOKENIZER,), reads_keys=frozenset())
+FORMAT = Format("claude-code", N_("Claude Code session"), _is_claude_code, _read_claude_code, notes=(NO_CLAUDE_TOKENIZER,), reads_keys=frozenset(), shape='JSON Lines of "user" and "assistant" records with "parentUuid" and "sessionId"')
