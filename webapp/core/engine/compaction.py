@@ -275,8 +275,9 @@ class Citation:
 
 @dataclass(frozen=True)
 class Strategy:
-    """A strategy as the engine runs it: its levels in order, until the request fits (a textbook
-    strategy) or every one (a product runs its steps as it does), and what sets it apart. A
+    """A strategy as the engine runs it: its levels in order, until the request fits or, when
+    `until_fits` is off, every one (a product that runs its steps whatever the request), and
+    what sets it apart. A
     harness (engine/harnesses/) brings its product's name, KEEP rule, summary prompt, its
     configuration as code and the citations of its figures; its trigger is on the ground floor,
     where the settings read it (triggers.py)."""
