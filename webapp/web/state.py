@@ -42,7 +42,7 @@ from pydantic import BaseModel
 from ..core.analysis.pricing import Pricing, parse_pricing
 from ..core.analysis.provider_prices import session_basis
 from ..core.analysis.sweep import KEEP_HIGH, LINE_FROM, LINE_HIGH, LINE_LOW, LINE_STEP, LINE_TO, MOST_KEEPS, STEP_HIGH, parse_keeps
-from ..core.inputs.store_index import DELETED, ROOM, UNKNOWN
+from ..core.inputs.store_rules import DELETED, ROOM, UNKNOWN
 from ..core.model import ID_PATTERN, LANGUAGES, Scenario
 from ..core.settings import ACCEPTED_NUMBERS, Settings, SettingsError, accepted_message, changed_from, parse_settings, with_strategy
 from .services import library, store
