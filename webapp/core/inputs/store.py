@@ -248,6 +248,9 @@ class StoredTranscripts:
         """Bytes on disk of the stored transcripts, of one client or of all."""
         return self._index.usage(client)
 
+    def close(self) -> None:
+        """Let go of what the store holds open beyond a request (a database's connections)."""
+
     def _touch(self, name: str) -> None:
         """Record a read, for the recency of eviction: best effort, a read never fails for it."""
         now = time.time()
