@@ -51,25 +51,16 @@ def live_server(tmp_path_factory):
     server.shutdown()
 
 
-def started_or_failed(server_class):
-    """A throwaway server of tests/servers.py, started; the test fails, saying what to install,
-    where the machine lacks it (scripts/test installs both)."""
-    try:
-        return server_class().start()
-    except RuntimeError as error:
-        pytest.fail(str(error))
-
-
 @pytest.fixture(scope="session")
 def postgres_url():
     """A real PostgreSQL: the one scripts/test started (TEST_POSTGRES_URL), or a throwaway
     cluster for this session. Connects as a role that owns its database, no superuser."""
-    from tests.servers import POSTGRES_URL, PostgresServer
+    from tests.servers import POSTGRES_URL, PostgresServer, started
 
     if os.environ.get(POSTGRES_URL):
         yield os.environ[POSTGRES_URL]
         return
-    server = started_or_failed(PostgresServer)
+    server = started(PostgresServer)
     yield server.url
     server.remove()
 
@@ -78,12 +69,12 @@ def postgres_url():
 def redis_url():
     """A real Redis: the one scripts/test started (TEST_REDIS_URL), or a throwaway server for
     this session."""
-    from tests.servers import REDIS_URL, RedisServer
+    from tests.servers import REDIS_URL, RedisServer, started
 
     if os.environ.get(REDIS_URL):
         yield os.environ[REDIS_URL]
         return
-    server = started_or_failed(RedisServer)
+    server = started(RedisServer)
     yield server.url
     server.remove()
 

@@ -36,16 +36,12 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
+from bench.server import free_port
+
 ROLE = "playground"
 POSTGRES_URL = "TEST_POSTGRES_URL"
 REDIS_URL = "TEST_REDIS_URL"
 SERVERS_DIR = "TEST_SERVERS_DIR"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def postgres_bin(program: str) -> str:
@@ -98,6 +94,11 @@ class PostgresServer:
             self.sql(f"CREATE ROLE {ROLE} LOGIN", f"CREATE DATABASE {ROLE} OWNER {ROLE}")
         return self
 
+    def running(self) -> bool:
+        prefix = ["runuser", "-u", self.user, "--"] if self.user else []
+        return subprocess.run([*prefix, postgres_bin("pg_ctl"), "--pgdata", str(self.data), "status"],
+                              capture_output=True, cwd=self.folder).returncode == 0
+
     def stop(self, mode: str = "fast") -> None:
         """Stop the server: `fast` as an operator does, `immediate` as a crash does (no
         checkpoint; the next start replays the log)."""
@@ -116,11 +117,13 @@ class PostgresServer:
                 connection.execute(statement)
 
 
-def with_schema(url: str, schema: str) -> str:
-    """`url` with its connections' search_path set to `schema` (libpq's `options`)."""
+def with_settings(url: str, **settings: str) -> str:
+    """`url` whose connections start with these settings (libpq's `options`, added to any)."""
     parts = urllib.parse.urlsplit(url)
-    query = urllib.parse.parse_qsl(parts.query) + [("options", f"-csearch_path={schema}")]
-    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query)))
+    query = dict(urllib.parse.parse_qsl(parts.query))
+    query["options"] = " ".join([*filter(None, [query.get("options")]), *(f"-c{name}={value}" for name, value in settings.items())])
+    # Spaces as %20: libpq reads a URL's percent escapes, not form encoding's "+".
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, quote_via=urllib.parse.quote)))
 
 
 @contextlib.contextmanager
@@ -133,7 +136,7 @@ def empty_schema(url: str):
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE SCHEMA {schema}")
     try:
-        yield with_schema(url, schema)
+        yield with_settings(url, search_path=schema)
     finally:
         with psycopg.connect(url, autocommit=True) as connection:
             connection.execute(f"DROP SCHEMA {schema} CASCADE")
@@ -179,6 +182,17 @@ class RedisServer:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def started(server_class):
+    """A throwaway server, started; in a test, a failure that says what to install where the
+    machine lacks it (scripts/test installs both)."""
+    import pytest
+
+    try:
+        return server_class().start()
+    except RuntimeError as error:
+        pytest.fail(str(error))
 
 
 def main(arguments: list[str]) -> int:
