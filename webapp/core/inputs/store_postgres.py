@@ -204,11 +204,7 @@ class PostgresIndex(StoreIndex):
         try:
             with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_SECONDS) as probe:
                 if not self._tables:
-                    with probe.transaction():
-                        probe.execute(WRITER_LOCK)  # two processes creating a table at once would collide
-                        for statement in (*SCHEMA, BODIES):
-                            probe.execute(statement)
-                    self._tables = True
+                    self._create_tables(probe)
         except psycopg.Error as error:
             fault = postgres_fault(error)
             if not isinstance(fault, StoreUnreachable):
@@ -225,6 +221,23 @@ class PostgresIndex(StoreIndex):
         self._pool = self._new_pool()
         self._pid, self.unreachable, self._retry_at = os.getpid(), None, 0.0
         return self._pool
+
+    def _create_tables(self, connection: psycopg.Connection) -> None:
+        """Create the tables, once per process. A database that cannot be written (a read-only
+        standby, a full disk) still serves what it holds: its pastes are refused as they come."""
+        try:
+            with connection.transaction():
+                connection.execute(WRITER_LOCK)  # two processes creating a table at once would collide
+                for statement in (*SCHEMA, BODIES):
+                    connection.execute(statement)
+        except psycopg.Error as error:
+            fault = postgres_fault(error)
+            if fault is None or isinstance(fault, StoreUnreachable):
+                raise
+            log.warning("transcript store: %s cannot be written (%s): pastes are refused, stored transcripts are still read",
+                        self.where, fault.reason)
+            return
+        self._tables = True
 
     def _new_pool(self) -> ConnectionPool:
         kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": CONNECT_SECONDS}
@@ -264,8 +277,11 @@ class PostgresStore(StoredTranscripts):
 
     @property
     def fault(self) -> StoreUnwritable | None:
-        """Why a paste would be refused now: the database does not answer, or the last paste failed."""
-        return self._index.unreachable or self._write_fault
+        """Why a paste would be refused now: the database does not answer, or the last paste
+        found it could not write (a paste refused while it did not answer is forgotten when it answers)."""
+        if self._index.unreachable is not None:
+            return self._index.unreachable
+        return None if isinstance(self._write_fault, StoreUnreachable) else self._write_fault
 
     @fault.setter
     def fault(self, value: StoreUnwritable | None) -> None:
