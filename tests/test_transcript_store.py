@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from webapp.core.inputs.store import TranscriptStore, client_key
 
@@ -108,6 +110,26 @@ def test_the_cap_counts_disk_blocks_not_file_sizes(stores):
     assert store.usage() == sum(stores.disk(name) for name in kept) <= 10 * 4096
     assert len(kept) < 20  # tiny files still fill blocks: the oldest went
     assert kept == names[-len(kept):] and all(store.load(name) is not None for name in kept)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=12))
+def test_whatever_is_pasted_the_totals_count_exactly_what_the_store_holds(stores, pastes):
+    """Pastes of any size from three clients, some the same again, some read back: the store's
+    total and each client's are what the stored bodies take, within the cap and the shares."""
+    store = stores.store(max_total_bytes=8 * 4096, max_client_bytes=4 * 4096)
+    clients = [client_key(f"192.0.2.{n}") for n in range(3)]
+    try:
+        for content, who, blocks in pastes:
+            data = json.dumps(MESSAGES + [{"role": "user", "content": f"{content} " + "b" * 4096 * blocks}]).encode()
+            name = store.save(data, clients[who]).id
+            assert store.load(name) is not None  # the newest paste is always kept
+        held = stores.stored()
+        assert store.usage() == sum(stores.disk(name) for name in held) <= 8 * 4096
+        assert all(store.usage(client) <= 4 * 4096 for client in clients)
+        assert sum(store.usage(client) for client in clients) == store.usage()
+    finally:
+        store.close()
 
 
 def test_a_paste_neither_lists_nor_stats_the_store(tmp_path, monkeypatch):
