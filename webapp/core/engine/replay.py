@@ -14,8 +14,7 @@ from ..collector import without_collection
 from ..time_budget import spend
 from .history import TOOL_RESULT_ROLES, Block
 from .loop_notices import CANNOT_FIT, HELD_BACK, KEEP_COVERS_ALL, PIN_UNKNOWN, SUGGESTED_TOOL_RESULTS
-from .history import PairCheck, pair_facts
-from ..model import Scenario, ScriptMessage
+from ..model import PairCheck, Scenario, ScriptMessage, pair_facts
 from ..settings import Settings
 from .calls import Call, Event, PinStatus, Replay, chat_counter, chat_floor, script_blocks
 from .compaction import Compaction, Context
