@@ -39,10 +39,11 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
     return loop.run(0)
 
 
-def replay_from(base: Replay, settings: Settings) -> Replay:
-    """The replay of `settings` on base's chat, with base's calls before the first where the
-    strategy acts (`first_action`) taken as they are rather than replayed: a sweep replays
-    most strategies at many lines, and all of them send what "none" sends until then.
+def replay_from(base: Replay, settings: Settings, summarizer: Summarizer | None = None) -> Replay:
+    """The replay of `settings` on base's chat (summarizing with `summarizer`, the offline one
+    by default), with base's calls before the first where the strategy acts (`first_action`)
+    taken as they are rather than replayed: a sweep replays most strategies at many lines, and
+    all of them send what "none" sends until then.
 
     `base` is a replay of "none" at the same window, model window and counter, whose history
     only grows. Every figure of a call taken is the strategy's own (what is sent, its tokens,
@@ -53,7 +54,7 @@ def replay_from(base: Replay, settings: Settings) -> Replay:
     scenario = base.scenario
     if first is None:
         return as_if(base, settings)
-    loop = _Loop.starting(scenario, settings, None)
+    loop = _Loop.starting(scenario, settings, summarizer)
     return loop.run(loop.take_over(base, first) if first > 1 else 0)
 
 
