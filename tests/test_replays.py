@@ -79,3 +79,23 @@ def test_what_a_sweep_derives_from_its_replays_is_weighed_once_it_is_done():
     kept = [replays.cache.get(key) for key in list(replays.cache._items)]
     assert kept and all(result.of_calls for result in kept)  # the prompt cache's hits, at least
     assert replays.info().bytes == sum(replay_bytes(result) for result in kept)
+
+
+def test_a_sweeps_replays_weigh_what_they_hold_the_calls_they_share_once():
+    """Most of the sweep's replays take their first calls from "none"'s (`replay_from`), the
+    same objects: counted in each, the coding agent's sweep weighed 1.8 times what it holds,
+    and a session's sweep passed the cache's bytes, so a new price replayed it."""
+    import tracemalloc
+
+    scenario, span = open_scenario("coding-agent"), SweepRange(keeps=(2,))
+    sweep(scenario, span=span)  # the chat's counts and findings made: measure the replays alone
+    replays = Replays()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        sweep(scenario, span=span, replays=replays)
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert sum(result.taken for result in (replays.cache.get(key) for key in list(replays.cache._items))) > 0
+    assert retained / 1.25 <= replays.info().bytes <= retained * 1.25, (replays.info().bytes, retained)

@@ -117,6 +117,9 @@ class Replay:
     unlogged: Unlogged = field(default_factory=Unlogged)
     # The same warnings as (message, numbers), so the web can say them in the reader's language.
     notices: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+    # How many of its first calls are another replay's own (replay.py `replay_from`): shared
+    # with it, not copied.
+    taken: int = 0
     # What views derive from the whole replay, by the function that derives it (`per_replay`):
     # a replay never changes once made, so each is computed once, not on every step.
     derived: dict[Callable, Any] = field(default_factory=dict, repr=False, compare=False)

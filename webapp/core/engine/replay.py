@@ -145,6 +145,7 @@ class _Loop:
             unlogged=self.unlogged,
             warnings=worded(self.notices),
             notices=self.notices,
+            taken=self.taken,
         )
 
     def take_over(self, base: Replay, number: int) -> int:
@@ -152,6 +153,7 @@ class _Loop:
         with its calls before it; the index of the script message to feed next, its reply."""
         call, previous = base.calls[number - 1], base.calls[number - 2]
         self.calls = base.calls[: number - 1]
+        self.taken = number - 1
         self.history = list(call.blocks)
         self.facts.recount(self.history)
         self.facts.resume(previous.facts)
@@ -178,6 +180,7 @@ class _Loop:
         self.facts = FactWatch(scenario, settings.counter)
         self.units = 0
         self.calls: list[Call] = []
+        self.taken = 0  # the calls taken from another replay (take_over)
         self.pending: list[Event] = []
         self.request = 0
         self.turn = 0

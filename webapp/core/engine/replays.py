@@ -223,16 +223,18 @@ def replay_bytes(result: Replay, weight: Weight | None = None) -> int:
 @per_replay
 def made_bytes(result: Replay) -> int:
     """A replay as made: its calls' block lists, and the texts compaction wrote (summaries,
-    truncated results). Weighed once: a replay never changes. The calls a replay shares with
-    the one it was made from (`replay_from`) count in both: an estimate on the safe side."""
+    truncated results). Weighed once: a replay never changes. The calls it took from the
+    replay it was made from (`replay_from`: "none"'s, which every replay of the sweep asks
+    for, so it stays among the most recently used) are weighed with that one."""
     written: dict[str, int] = {}
     blocks = 0
-    for call in result.calls:
+    own = result.calls[result.taken:]
+    for call in own:
         blocks += len(call.blocks)
         for block in call.blocks:
             if block.state != "original" and block.id not in written:
                 written[block.id] = len(block.text) + 8 * len(block.replaces)
-    return BYTES_PER_CALL * len(result.calls) + BYTES_PER_CALL_BLOCK * blocks + sum(written.values())
+    return BYTES_PER_CALL * len(own) + BYTES_PER_CALL_BLOCK * blocks + sum(written.values())
 
 
 def derived_count(result: Replay) -> int:
