@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         for (page, name), figures in bench_reprice(args.repeat).items():
             ratio, before = figures.repriced / figures.first, figures.forgotten / figures.first
             print(
-                f"   /{page} {name:24} first {figures.first * 1000:7.1f} ms ({figures.first_made} replays), new price "
+                f"   /{page:7} {name:24} first {figures.first * 1000:7.1f} ms ({figures.first_made} replays), new price "
                 f"{figures.repriced * 1000:6.1f} ms ({figures.repriced_made} replays) {ratio:4.2f}x: {verdict(not figures.repriced_made)}; replays forgotten {before:4.2f}x"
             )
 
