@@ -27,7 +27,7 @@ from ..model import Scenario
 from ..settings import Settings, SettingsError
 from ..engine.strategy_catalog import STRATEGIES
 from .cache import MessageKeys
-from .compare import Column, Comparison, column_key, compare
+from .compare import Column, Comparison, StrategyChoice, column_key, compare
 from .pricing import Pricing
 from .provider_prices import session_basis
 
@@ -107,7 +107,7 @@ def parse_keeps(text: str) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class SweepPoint:
+class SweepPoint(StrategyChoice):
     """One column of the comparison at one line and KEEP: its figures for the whole chat."""
 
     key: str
@@ -123,14 +123,6 @@ class SweepPoint:
     safe: bool  # the verdict may recommend it (Column.recommendable)
 
     @property
-    def strategy(self) -> str:
-        return self.settings.strategy
-
-    @property
-    def keep_facts(self) -> bool:
-        return self.settings.keep_facts
-
-    @property
     def line(self) -> float:
         """The line it really compacts at (a product may lower what was asked)."""
         return self.settings.effective_threshold
@@ -138,10 +130,6 @@ class SweepPoint:
     @property
     def keep(self) -> int:
         return self.settings.keep
-
-    @property
-    def family(self) -> str:
-        return STRATEGIES[self.strategy].family
 
     @classmethod
     def of(cls, column: Column) -> SweepPoint:
