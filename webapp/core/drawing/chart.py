@@ -8,6 +8,7 @@ label. The template puts the same figures in a table for screen readers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
@@ -193,7 +194,7 @@ def request_chart(
     series = spread_labels(series, top + 4, bottom, gap)
     recorded_series = series.pop() if recorded else None
     rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))))
-    step = nice_step(top_tokens / 5)
+    step = token_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
     # Every call_step-th call, and the last one, unless a regular tick is too close to it.
@@ -276,16 +277,19 @@ def wrap_names(names: list[str]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def nice_step(raw: float) -> int:
-    magnitude = 10 ** max(0, len(str(int(raw))) - 1)
-    for factor in (1, 2, 2.5, 5, 10):
-        if raw <= factor * magnitude:
-            return max(1, int(factor * magnitude))
-    return int(10 * magnitude)
+def nice_step(raw: float) -> float:
+    """The round step (1, 2, 2.5 or 5 times a power of ten) at or just above `raw`."""
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(factor * magnitude for factor in (1, 2, 2.5, 5, 10) if raw <= factor * magnitude * (1 + 1e-9))
+
+
+def token_step(raw: float) -> int:
+    """`nice_step` as a whole number of tokens, at least 1 (a step of 2.5 tokens is 2)."""
+    return max(1, int(nice_step(raw)))
 
 
 def nice_top(value: float) -> int:
-    step = nice_step(value / 5)
+    step = token_step(value / 5)
     return int(-(-value // step) * step)
 
 

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 from ..analysis.sweep import Sweep, SweepPoint, runs_lower
-from .chart import TALL_LABEL_GAP, Plot, Tick, line_look, marker_shape, plot_frame, spread_labels, wrap_names
+from .chart import TALL_LABEL_GAP, Plot, Tick, line_look, marker_shape, nice_step, plot_frame, spread_labels, wrap_names
 
 
 @dataclass(frozen=True)
@@ -131,9 +131,3 @@ def bill_ticks(bills: list[float]) -> tuple[list[float], int]:
     top_bill = max(step * math.ceil(max(bills) * 1.04 / step), low_bill + step)
     digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
     return [low_bill + i * step for i in range(0, round((top_bill - low_bill) / step) + 1)], digits
-
-
-def nice_step(raw: float) -> float:
-    """The round step (1, 2, 2.5 or 5 times a power of ten) at or just above `raw`."""
-    magnitude = 10 ** math.floor(math.log10(raw))
-    return next(factor * magnitude for factor in (1, 2, 2.5, 5, 10) if raw <= factor * magnitude * (1 + 1e-9))
