@@ -287,9 +287,14 @@ def starting_point(base: Settings, strategy: str, window: int, line_from: Mappin
     own = trigger.share_of(window, drawn) if trigger else None
     if own is not None:
         update["threshold"] = own
-    line = update.get("threshold", base.threshold)
-    update.update({name: 0.0 for name in ("alert", "target") if getattr(base, name) >= line})
+    update.update(giving_way(base, update.get("threshold", base.threshold)))
     return base.model_copy(update=update)
+
+
+def giving_way(settings: Settings, line: float) -> dict[str, float]:
+    """The alert line and the target of `settings` that would no longer be below `line`, turned
+    off (0): what a page does when a product starts at its own line, or a sweep at another."""
+    return {name: 0.0 for name in ("alert", "target") if getattr(settings, name) >= line}
 
 
 def changed_from(settings: Settings, base: Settings) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from ..collector import without_collection
 from ..engine.replays import Replays
 from ..i18n import N_
 from ..model import Scenario
-from ..settings import Settings, SettingsError
+from ..settings import Settings, SettingsError, giving_way
 from ..engine.strategy_catalog import STRATEGIES
 from .cache import MessageKeys
 from .compare import Column, Comparison, StrategyChoice, column_key, compare
@@ -233,9 +233,7 @@ def runs_lower(point: SweepPoint | None, line: float) -> bool:
 def point_settings(settings: Settings, line: float, keep: int) -> Settings:
     """`settings` at another line and KEEP; an alert line or a target that would no longer be
     below the line gives way, as it does when a harness starts at its own line."""
-    update: dict[str, object] = {"threshold": line, "keep": keep}
-    update.update({name: 0.0 for name in ("alert", "target") if getattr(settings, name) >= line})
-    return Settings(**{**settings.model_dump(), **update})
+    return Settings(**{**settings.model_dump(), "threshold": line, "keep": keep, **giving_way(settings, line)})
 
 
 @without_collection
