@@ -314,6 +314,12 @@ def with_strategy(settings: Settings, base: Settings, strategy: str, fixed: Coll
     `fixed`, even where they equal `base`'s), the rest starts over from that strategy's own
     starting point (a harness's defaults)."""
     kept = {**changed_from(settings, base), **{name: getattr(settings, name) for name in fixed}}
+    if "threshold" not in kept:
+        # The strategy starts at its own line: an alert line or a target set by hand gives way
+        # where it would not be below that line, as on a page that starts the product there.
+        line_from = {name: value for name, value in kept.items() if name in LINE_SETTINGS}
+        line = starting_point(base, strategy, kept.get("window", base.window), line_from).threshold
+        kept.update(giving_way(settings, line))
     return parse_settings({**kept, "strategy": strategy}, base)
 
 
