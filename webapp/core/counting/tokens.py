@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from . import vocab
+from ..counter_catalog import COUNTER_NAMES, OPEN, missing
 from ..i18n import N_
 from .images import DEFAULT_RATE, ImageRate, image_parts, image_rate, image_tokens
 from ..lru import Memoized
@@ -288,7 +289,16 @@ COUNTERS: dict[str, Counter] = {
 
 
 def get_counter(name: str) -> Counter:
-    try:
-        return COUNTERS[name]
-    except KeyError:
-        raise ValueError(f"unknown counter {name!r}; accepted: {', '.join(COUNTERS)}") from None
+    """The counter `name`: one of COUNTERS, or an open model's when the open-models extra is
+    installed (open_models.py, loaded on first use)."""
+    found = COUNTERS.get(name)
+    if found is not None:
+        return found
+    if name not in OPEN:
+        raise ValueError(f"unknown counter {name!r}; accepted: {', '.join(COUNTER_NAMES)}")
+    needs = missing(name)
+    if needs:
+        raise ValueError(f"counter {name!r} needs the open-models extra: {needs}")
+    from .open_models import open_counter
+
+    return open_counter(name)
