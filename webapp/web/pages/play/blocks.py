@@ -7,7 +7,7 @@ from flask_babel import get_translations
 from flask_babel import gettext as _
 
 from ....core.counting.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
-from ....core.counting.tokens import COUNTERS, content_text, estimated
+from ....core.counting.tokens import COUNTERS, content_text, estimated, get_counter
 from ....core.drawing.block_versions import latest_version, tool_names
 from ....core.drawing.well_parts import block_kind
 from ....core.engine.history import searchable
@@ -103,6 +103,10 @@ def estimate_note(message: dict) -> str:
 
 
 def block_counters(result: Replay) -> list[tuple[str, object]]:
-    """Every counter, reading tool results under their function's name as the replay does."""
+    """The built-in counters, and the replay's own when it is an open model's (each of those
+    loads a vocabulary of its own, seconds the first time), reading tool results under their
+    function's name as the replay does."""
     names = script_call_names(result.scenario)
-    return [(name, counter.with_call_names(names)) for name, counter in COUNTERS.items()]
+    chosen = result.settings.counter
+    counters = {**COUNTERS, **({} if chosen in COUNTERS else {chosen: get_counter(chosen)})}
+    return [(name, counter.with_call_names(names)) for name, counter in counters.items()]
