@@ -168,3 +168,42 @@ def test_the_template_adds_to_the_text_and_each_message_adds_at_least_its_text(n
     longer = [*messages, *more]
     added = sum(counter.text_tokens(template_message(m, names)) for m in more)
     assert counter.count_request(longer, tools) - counter.count_request(messages, tools) >= added
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", OPEN_NAMES)
+def test_the_command_line_replays_a_chat_with_tools_counted_as_the_template_counts_it(name, tmp_path, capsys):
+    from webapp.cli import main
+
+    messages = [
+        {"role": "system", "content": "You help with orders. 你好。"},
+        {"role": "user", "content": "Where is order #4471, and what does it hold?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_a1", "type": "function", "function": {"name": "get_order", "arguments": '{"q": "4471"}'}}]},
+        {"role": "tool", "tool_call_id": "call_a1", "content": "Order #4471: two wheels, shipped Monday. " * 40},
+        {"role": "assistant", "content": "It shipped on Monday with two wheels."},
+        {"role": "user", "content": "Search the returns policy."},
+        {"role": "assistant", "content": "Searching.", "tool_calls": [{"id": "call_b2", "type": "function", "function": {"name": "search", "arguments": '{"q": "returns"}'}}]},
+        {"role": "tool", "tool_call_id": "call_b2", "content": "Returns within 30 days. " * 60},
+        {"role": "assistant", "content": "Returns are accepted within 30 days."},
+        {"role": "user", "content": "Thanks!"},
+    ]
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"messages": messages, "tools": TOOLS}), encoding="utf-8")
+    assert main(["replay", str(chat), "--counter", name, "--window", "900", "--json"]) == 0
+    calls = json.loads(capsys.readouterr().out)["calls"]
+    counter = open_counter(name)
+    result = replay_of(chat, name)
+    assert any(call.compaction is not None for call in result.calls)  # the hammer fell: counts after it too
+    for printed, call in zip(calls, result.calls, strict=True):
+        request = call.request(result.scenario.prefix)
+        assert printed["tokens"] == call.tokens
+        assert abs(call.tokens - counter.count_request(request, TOOLS)) <= allowed(name, request)
+
+
+def replay_of(path: Path, name: str):
+    from webapp.core.inputs.library import open_scenario
+    from webapp.core.settings import parse_settings
+
+    scenario = open_scenario(str(path))
+    return replay(scenario, parse_settings({"counter": name, "window": 900}, scenario.settings))

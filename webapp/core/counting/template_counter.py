@@ -36,7 +36,9 @@ from .messages import Message, call_names
 
 SHORT_USER = {"role": "user", "content": "Hi"}
 SHORT_REPLY = {"role": "assistant", "content": "Hello"}
-OTHER_CALL = "c00000000"  # the id of the other call of a result's turn (9 letters and digits: Mistral's rule)
+OTHER_CALL = "c00000000"
+REMEMBERED_TEXT = 2048  # characters of a message whose units are remembered by its content
+REMEMBERED_MESSAGES = 8192  # the id of the other call of a result's turn (9 letters and digits: Mistral's rule)
 
 
 class Chat(Protocol):
@@ -73,7 +75,7 @@ class TemplateCounter:
         self.call_names: dict[str, str] = {}
         # Shared with every twin (with_call_names): the model's chat, loaded on first use, and
         # the counts of the small chats every measure starts from.
-        self._shared: dict = {"load": load, "chat": None, "bases": {}}
+        self._shared: dict = {"load": load, "chat": None, "bases": {}, "known": {}}
 
     @property
     def chat(self) -> Chat:
@@ -114,10 +116,21 @@ class TemplateCounter:
 
     def measure(self, message: Message) -> int:
         converted = template_message(message, self.call_names)
-        try:
-            units = self.template_units(converted)
-        except TemplateRefused:
-            units = self.text_tokens(converted)
+        # A short message a strategy writes (a cut result, a summary) is written again, the
+        # same, by every replay of a sweep: its units are remembered (a long one is measured
+        # once per chat by MeasuredOnce already).
+        key = json.dumps(converted, ensure_ascii=False) if len(converted["content"]) <= REMEMBERED_TEXT else None
+        known = self._shared["known"]
+        units = known.get(key) if key is not None else None
+        if units is None:
+            try:
+                units = self.template_units(converted)
+            except TemplateRefused:
+                units = self.text_tokens(converted)
+            if key is not None:
+                if len(known) >= REMEMBERED_MESSAGES:
+                    known.clear()
+                known[key] = units
         return units + _image_units(message)
 
     def text_tokens(self, message: dict) -> int:
