@@ -58,9 +58,9 @@ class Shape:
 
     # Llama 3.1's template refuses an assistant message with several calls: one message per call.
     one_call_per_message: bool = False
-    # A template that writes no tool definitions (Gemma 3's, DeepSeek V3.1's: their model cards
-    # describe the tools in the system prompt): the definitions, one JSON line each, close the
-    # system prompt, so that they are counted.
+    # A template that writes no tool definitions (Gemma 3's, DeepSeek V3.1's), though a server
+    # must tell the model its tools somehow: the definitions, one JSON line each, close the
+    # system prompt, so that they are counted (the playground's convention).
     tools_as_text: bool = False
     # Gemma 3's template takes no tool role either, and wants user and model turns to alternate:
     # calls are written as their JSON in the model's turn, results as user turns, and
@@ -70,7 +70,8 @@ class Shape:
 
 def _arguments(text: str) -> Any:
     """A call's arguments as the templates expect them: the JSON object a server parses them
-    into before rendering (vLLM does); text that is not JSON stays text."""
+    into before rendering (vLLM's _postprocess_messages, vllm/entrypoints/chat_utils.py @
+    001eadcf); text that is not JSON stays text (vLLM would send {})."""
     try:
         return json.loads(text)
     except ValueError:

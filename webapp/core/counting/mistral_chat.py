@@ -1,7 +1,7 @@
 """Mistral's chat format, written by Mistral's own encoder (`mistral-common`).
 
 Mistral publishes no Jinja template as the reference of its format: `mistral-common` builds the
-tokens of a request itself (`encode_chat_completion`), and is what vLLM runs for Mistral models.
+tokens of a request itself (`encode_chat_completion`).
 So the playground asks it directly, with the messages a chat template would read
 (chat_render.template_message) turned back into the OpenAI form it takes.
 """
@@ -17,8 +17,9 @@ NOT_ID = re.compile(r"[^a-zA-Z0-9]")
 
 
 def mistral_id(call_id: str) -> str:
-    """A call id as Mistral's encoder accepts one: 9 letters and digits (its rule since v3). Like
-    vLLM, the last nine of the id's own, padded with zeros when it has fewer."""
+    """A call id as Mistral's encoder accepts one: 9 letters and digits (its rule since v3): the
+    last nine letters and digits of the id's own (vLLM's truncate_tool_call_ids keeps the last
+    nine characters), padded with zeros when it has fewer."""
     return NOT_ID.sub("", call_id)[-9:].rjust(9, "0")
 
 
