@@ -207,3 +207,14 @@ def replay_of(path: Path, name: str):
 
     scenario = open_scenario(str(path))
     return replay(scenario, parse_settings({"counter": name, "window": 900}, scenario.settings))
+
+
+@pytest.mark.parametrize("name", ["qwen3", "mistral-tekken"])
+def test_a_million_spaces_are_counted_not_a_crash(name):
+    """tiktoken's regex overflows on a run of a million spaces (docs/hardening.md): Qwen's
+    vocabulary and Mistral's tekken run on tiktoken, so the guard counts them."""
+    counter = open_counter(name)
+    message = {"role": "user", "content": " " * 1_000_000}
+    text = counter.chat.count_text(message["content"])
+    assert 1000 < text <= counter.measure(message) <= text + 20  # the text, and at most its turn's header
+    assert counter.count_request([message]) >= counter.measure(message)

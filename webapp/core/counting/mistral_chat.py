@@ -12,6 +12,7 @@ import json
 import re
 
 from .chat_render import TemplateRefused
+from .guarded import GuardedCount
 
 NOT_ID = re.compile(r"[^a-zA-Z0-9]")
 
@@ -55,6 +56,11 @@ class MistralChat:
         from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
 
         self.tokenizer = MistralTokenizer.from_file(path, mode=ValidationMode.agnostic)
+        text = self.tokenizer.instruct_tokenizer.tokenizer
+        # Tekken is tiktoken inside (its `_model`), whose regex overflows on a long run of
+        # whitespace: a text alone is counted with the guard (guarded.py) there.
+        model = getattr(text, "_model", None)
+        self._guarded = GuardedCount(model) if model is not None and hasattr(model, "encode_ordinary") else None
 
     def request(self, messages: list[dict], tools: list[dict] | None = None):
         from mistral_common.protocol.instruct.request import ChatCompletionRequest
@@ -67,8 +73,12 @@ class MistralChat:
 
         try:
             return len(self.tokenizer.encode_chat_completion(self.request(messages, tools)).tokens)
-        except (MistralCommonException, ValidationError) as refused:
+        except (MistralCommonException, ValidationError, ValueError) as refused:
+            # ValueError: tekken's regex overflowed (a long run of whitespace); the counter then
+            # counts the message's text alone, with the guard.
             raise TemplateRefused(str(refused)) from None
 
     def count_text(self, text: str) -> int:
+        if self._guarded is not None:
+            return self._guarded.ordinary(text)
         return len(self.tokenizer.instruct_tokenizer.tokenizer.encode(text, bos=False, eos=False))

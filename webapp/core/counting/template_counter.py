@@ -125,23 +125,24 @@ class TemplateCounter:
         if units is None:
             try:
                 units = self.template_units(converted)
-            except TemplateRefused:
-                units = self.text_tokens(converted)
+            except TemplateRefused:  # its text as it is, the least the model would read
+                units = self.text_tokens(converted, trimmed=False)
             if key is not None:
                 if len(known) >= REMEMBERED_MESSAGES:
                     known.clear()
                 known[key] = units
         return units + _image_units(message)
 
-    def text_tokens(self, message: dict) -> int:
+    def text_tokens(self, message: dict, trimmed: bool = True) -> int:
         """The tokens of a message's own words, without the template: its content and each call's
         name and arguments, as the template messages hold them, without the whitespace at their
-        ends (which Llama's and Gemma's templates trim away)."""
+        ends (which Llama's and Gemma's templates trim away) unless `trimmed` is false."""
         parts = [message["content"]]
         for call in message.get("tool_calls") or ():
             arguments = call["function"]["arguments"]
             parts += [call["function"]["name"], arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)]
-        return sum(self.chat.count_text(part.strip()) for part in parts if part.strip())
+        parts = [part.strip() for part in parts] if trimmed else parts
+        return sum(self.chat.count_text(part) for part in parts if part)
 
     def measure_floor(self, prefix: Sequence[Message], tools: list[dict], system_later: bool = False) -> int:
         messages = [template_message(message, self.call_names) for message in prefix]
