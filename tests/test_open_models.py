@@ -95,7 +95,7 @@ def reference_count(name: str, messages: list[dict], tools: list[dict]) -> int:
 # there) and for Mistral's encoders, and DeepSeek's template prompts the reply once for both;
 # Mistral's v3 encoders write the system prompt into the last request, so its first word is read
 # with the prompt's last. On Gemma, a blank result (trimmed away) can also be one token off.
-JOINED_USERS = {"gemma3": 5, "deepseek-v3": 3, "mistral-tekken": 1, "mistral-v3": 1, "mistral-v7": 1}
+JOINED_USERS = {"gemma3": 5, "deepseek-v3": 3, "mistral-tekken": 3, "mistral-v3": 3, "mistral-v7": 3}
 SYSTEM_JOINED = {"mistral-tekken": 1, "mistral-v3": 1}
 
 
