@@ -131,3 +131,18 @@ def test_the_floor_says_how_much_of_it_is_the_chat_templates_own_text(client):
     # Qwen 2.5's template writes a system prompt of its own when the chat has none: the template's.
     assert get_counter("qwen2.5").template_tokens([], []) > get_counter("qwen3").template_tokens([], []) + 10
     assert "chat template's own text" not in words(client.get("/play/bike-shop?counter=o200k_base&call=3&block=floor"))
+
+
+@pytest.mark.parametrize("model, counter", [
+    ("qwen3:8b", "qwen3"), ("qwen3-coder:30b", "qwen3"), ("openrouter/qwen/qwen3-235b-a22b", "qwen3"),
+    ("Qwen/Qwen2.5-Coder-32B-Instruct", "qwen2.5"), ("qwen3.5-9b", None),  # Qwen 3.5 has another vocabulary
+    ("meta-llama/Llama-3.1-8B-Instruct", "llama3"), ("llama3.2:3b", "llama3"), ("llama-4-maverick", None),
+    ("mistral:7b", "mistral-v3"), ("mistral-small-latest", "mistral-tekken"), ("open-mistral-nemo", "mistral-tekken"),
+    ("mistral-large-2411", "mistral-v7"), ("devstral-small-2505", "mistral-tekken"),
+    ("gemma3:27b", "gemma3"), ("google/gemma-3-27b-it", "gemma3"), ("gemma-4-31b", None),
+    ("deepseek-chat", "deepseek-v3"), ("deepseek-ai/DeepSeek-V3.1", "deepseek-v3"), ("gpt-4o", None), (None, None),
+])
+def test_a_model_name_finds_its_counter(model, counter):
+    from webapp.core.counting.open_models import model_counter
+
+    assert model_counter(model) == counter

