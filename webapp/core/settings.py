@@ -8,10 +8,10 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from .counter_catalog import BUILT_IN, COUNTER_NAMES, INSTALL, OPEN, OPEN_NAMES, missing, not_installed, runnable
 from .i18n import N_
 from .triggers import CLAUDE_CODE_OUTPUT_RESERVE, STRATEGY_NAMES, TRIGGERS
 
-COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
 # assistant reply and the tool results that answer it). One request with a hundred tool calls
 # is all KEEP when KEEP counts requests; an agent run needs one of the other two.
@@ -85,8 +85,10 @@ class Settings(BaseModel):
     keep_unit: Literal["requests", "tool_results", "turns"] = Field(
         "requests", description="what keep counts: " + ", ".join(KEEP_UNITS), json_schema_extra=offered(N_("Keep counts"))
     )
-    counter: Literal["estimate", "cl100k_base", "o200k_base"] = Field(
-        "estimate", description="how tokens are counted: " + ", ".join(COUNTER_NAMES), json_schema_extra=offered(N_("Token counter"))
+    counter: str = Field(
+        "estimate",
+        description=f"how tokens are counted: {', '.join(BUILT_IN)}; the open-models extra adds {', '.join(OPEN_NAMES)} ({INSTALL})",
+        json_schema_extra=offered(N_("Token counter")),
     )
     preview: int = Field(
         150,
@@ -132,6 +134,15 @@ class Settings(BaseModel):
     def known_strategy(cls, value: str) -> str:
         if value not in TRIGGERS:
             raise ValueError("unknown strategy")
+        return value
+
+    @field_validator("counter")
+    @classmethod
+    def known_counter(cls, value: str) -> str:
+        if value not in COUNTER_NAMES:
+            raise ValueError("unknown counter")
+        if value in OPEN and missing(value):
+            raise ValueError(f"{value} needs the open-models extra")
         return value
 
     @field_validator("exclude_tools")
@@ -231,13 +242,21 @@ ACCEPTED_NUMBERS = {
 
 
 # Fields whose accepted values are a list of names rather than their type's.
-CHOICES = {"strategy": STRATEGY_NAMES, "counter": COUNTER_NAMES, "keep_unit": tuple(KEEP_UNITS)}
+CHOICES = {"strategy": STRATEGY_NAMES, "keep_unit": tuple(KEEP_UNITS)}
+# What the counter accepts when some open counters are not installed: those it accepts, and how
+# to add the others.
+COUNTERS_TO_ADD = N_("one of %(values)s; the open-models extra adds %(extra)s (%(command)s)")
 FLAGS = ("keep_facts", "clear_tool_inputs")
 
 
 def accepted_message(field: str, model: type[BaseModel] | None = None) -> tuple[str, dict[str, Any]]:
     """What a field of `model` (the settings, or another model such as the pricing) accepts,
     as a catalog message and its values, read from the field's own type and bounds."""
+    if field == "counter":
+        extra = not_installed()
+        if extra:
+            return COUNTERS_TO_ADD, {"values": ", ".join(runnable()), "extra": ", ".join(extra), "command": missing(extra[0])}
+        return N_("one of %(values)s"), {"values": ", ".join(runnable())}
     if field in CHOICES:
         return N_("one of %(values)s"), {"values": ", ".join(CHOICES[field])}
     if field in FLAGS:
