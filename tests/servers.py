@@ -66,9 +66,11 @@ class PostgresServer:
     """A throwaway PostgreSQL cluster on 127.0.0.1:`port`, with the role and database
     `playground`; `url` connects to it. Stop it and start it again: its data stays."""
 
-    def __init__(self, folder: Path | None = None):
+    def __init__(self, folder: Path | None = None, durable: bool = False):
         # PostgreSQL refuses to run as root: as root, the cluster is the postgres user's.
         self.user = "postgres" if os.geteuid() == 0 else None
+        # Durable: fsync as production runs it (benchmarks); the tests' cluster goes without.
+        self.durable = durable
         self.folder = folder or owned_folder("playground-postgres-", self.user)
         self.data = self.folder / "data"
         self.port = int((self.folder / "port").read_text()) if (self.folder / "port").exists() else free_port()
@@ -86,8 +88,9 @@ class PostgresServer:
             self._run(postgres_bin("initdb"), "--pgdata", str(self.data), "--username", "postgres", "--auth", "trust",
                       "--encoding", "UTF8", "--locale", "C", "--no-sync")
             (self.folder / "port").write_text(str(self.port))
-        settings = (f"-c port={self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.folder}"
-                    " -c fsync=off -c full_page_writes=off")
+        settings = f"-c port={self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.folder}"
+        if not self.durable:
+            settings += " -c fsync=off -c full_page_writes=off"
         self._run(postgres_bin("pg_ctl"), "--pgdata", str(self.data), "--log", str(self.folder / "postgres.log"),
                   "--options", settings, "--wait", "start")
         if not created:

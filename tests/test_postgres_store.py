@@ -176,6 +176,20 @@ def test_postgresql_stopped_mid_run_answers_503_and_recovers_by_itself(own_serve
         assert 'id="store-fault"' not in first.get("/transcripts/new").get_data(as_text=True)
 
 
+def test_a_restart_between_two_requests_is_not_seen_by_a_visitor(own_server, own_url, tmp_path):
+    """The pooled connections a restart closed are found closed at their next use: that request
+    runs again on a new connection instead of answering 503."""
+    with hosts(own_url, tmp_path, count=1) as (client,):
+        kept = chat("avant le redémarrage")
+        assert client.post("/transcripts", data={"transcript": kept}).status_code == 303
+        own_server.stop("fast")
+        own_server.start()
+        assert client.get(f"/play/{link(kept)}").status_code == 200
+        own_server.stop("fast")
+        own_server.start()
+        assert client.post("/transcripts", data={"transcript": chat("après le redémarrage")}).status_code == 303
+
+
 def paste_until(client, stop: threading.Event, prefix: str, answers: list) -> None:
     """Pastes new transcripts one after another until `stop`, noting each answer."""
     count = 0
@@ -269,9 +283,8 @@ def test_processes_forked_after_the_store_was_made_keep_its_totals_exact(store_u
         for worker in workers:
             worker.join(120)
         assert [worker.exitcode for worker in workers] == [0, 0, 0]
-        with store._index.connection() as connection:
-            bodies = dict(connection.execute("SELECT name, length(data) FROM bodies").fetchall())
-            rows = {name for (name,) in connection.execute("SELECT name FROM transcripts WHERE removed IS NULL").fetchall()}
+        bodies = dict(store._index.run(lambda db: db.execute("SELECT name, length(data) FROM bodies").fetchall()))
+        rows = {name for (name,) in store._index.run(lambda db: db.execute("SELECT name FROM transcripts WHERE removed IS NULL").fetchall())}
         assert rows == set(bodies)
         assert store.usage() == sum(blocks(size) for size in bodies.values()) <= 12 * 4096
         assert all(store.usage(client) <= 5 * 4096 for client in clients)

@@ -19,12 +19,11 @@ again, so the store recovers by itself when the server returns.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -118,13 +117,15 @@ class PostgresIndex(StoreIndex):
     # --- What the rules need of PostgreSQL ---------------------------------------------------
 
     def run(self, work: Callable[[Rules], T]) -> T:
-        with self.connection() as connection:
-            return work(Rules(connection))
+        return self.on_a_connection(lambda connection: work(Rules(connection)))
 
     def write(self, work: Callable[[Rules], T]) -> T:
-        with self.connection() as connection, connection.transaction():
-            connection.execute(WRITER_LOCK)
-            return work(Rules(connection))
+        def transacted(connection: psycopg.Connection) -> T:
+            with connection.transaction():
+                connection.execute(WRITER_LOCK)
+                return work(Rules(connection))
+
+        return self.on_a_connection(transacted)
 
     def fault(self, error: BaseException) -> StoreUnwritable | None:
         return postgres_fault(error)
@@ -150,35 +151,29 @@ class PostgresIndex(StoreIndex):
 
     # --- Connections, and a database that does not answer ------------------------------------
 
-    @contextlib.contextmanager
-    def connection(self) -> Iterator[psycopg.Connection]:
-        """A working connection of this process's pool. A database that cannot be reached raises
-        StoreUnreachable, and so does every request until one finds it answering again."""
+    def on_a_connection(self, work: Callable[[psycopg.Connection], T], again: bool = False) -> T:
+        """`work` on a connection of this process's pool. A database that cannot be reached
+        raises StoreUnreachable, and so does every request until one finds it answering again.
+        A pooled connection that the server closed since (a restart) sends this request to try
+        the database at once with a new connection, and `work` runs again, once, on a new pool:
+        every work here may run twice (reads, and writes that roll back whole or, run again,
+        find their own commit), and no request pays a check of its connection beforehand."""
+        pool = self._pool_of_this_process()
         try:
-            pool, connection = self._checked_connection()
+            connection = pool.getconn(timeout=WAIT_SECONDS)
         except psycopg.Error as error:
             raise self._fault_of(error) from error
         try:
-            yield connection
+            return work(connection)
         except psycopg.Error as error:
-            raise self._fault_of(error) from error
+            fault = self._fault_of(error)
+            if fault is error:
+                raise
+            if again or not (isinstance(fault, StoreUnreachable) and connection.broken):
+                raise fault from error
         finally:
             pool.putconn(connection)
-
-    def _checked_connection(self) -> tuple[ConnectionPool, psycopg.Connection]:
-        """A connection that answers. One that does not (the server restarted, or stopped, since
-        it was opened) sends this request to try the database at once with a new connection:
-        refused at once while it is down, a new pool when it is back."""
-        pool = self._pool_of_this_process()
-        connection = pool.getconn(timeout=WAIT_SECONDS)
-        try:
-            connection.execute("")
-            return pool, connection
-        except psycopg.OperationalError as error:
-            pool.putconn(connection)
-            self._fault_of(error)  # noted: the pool is closed
-        pool = self._pool_of_this_process()  # a new connection first, then a new pool
-        return pool, pool.getconn(timeout=WAIT_SECONDS)
+        return self.on_a_connection(work, again=True)
 
     def _fault_of(self, error: psycopg.Error) -> Exception:
         """What to raise for `error`: the store's fault, noting a database that stopped answering;
