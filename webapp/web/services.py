@@ -11,8 +11,10 @@ from flask import Flask, current_app, g
 
 from ..core.engine.remote_summarizer import OpenAICompatibleSummarizer, end_time_budget, start_time_budget, summarizer_config
 from ..core.inputs.library import Library, load_library
-from ..core.inputs.store import TranscriptStore
+from ..core.inputs.store import StoredTranscripts, TranscriptStore
 from .replays import ReplayCache
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
 def init_app(app: Flask) -> None:
@@ -22,14 +24,7 @@ def init_app(app: Flask) -> None:
     endpoint = summarizer_config(config)
     summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
     app.extensions["replay_cache"] = ReplayCache(config["REPLAY_CACHE_SIZE"], config["REPLAY_CACHE_MAX_BYTES"], summarizer)
-    app.extensions["transcript_store"] = TranscriptStore(
-        Path(config["TRANSCRIPT_DIR"]),
-        config["TRANSCRIPT_MAX_BYTES"],
-        config["TRANSCRIPT_STORE_MAX_BYTES"],
-        max_client_bytes=config["TRANSCRIPT_CLIENT_MAX_BYTES"],
-        max_messages=config["TRANSCRIPT_MAX_MESSAGES"],
-        max_characters=config["TRANSCRIPT_MAX_CHARACTERS"],
-    )
+    app.extensions["transcript_store"] = open_store(config)
 
     @app.before_request
     def summarizer_budget():
@@ -42,6 +37,29 @@ def init_app(app: Flask) -> None:
         token = g.pop("summarizer_budget", None)
         if token is not None:
             end_time_budget(token)
+
+
+def open_store(config) -> StoredTranscripts:
+    """The store TRANSCRIPT_STORE names (docs/deployment.md): unset, files in TRANSCRIPT_DIR with
+    their SQLite index; postgresql://…, that database, which several hosts can share."""
+    limits = {
+        "max_bytes": config["TRANSCRIPT_MAX_BYTES"],
+        "max_total_bytes": config["TRANSCRIPT_STORE_MAX_BYTES"],
+        "max_client_bytes": config["TRANSCRIPT_CLIENT_MAX_BYTES"],
+        "max_messages": config["TRANSCRIPT_MAX_MESSAGES"],
+        "max_characters": config["TRANSCRIPT_MAX_CHARACTERS"],
+    }
+    location = config["TRANSCRIPT_STORE"]
+    if not location:
+        return TranscriptStore(Path(config["TRANSCRIPT_DIR"]), **limits)
+    scheme = location.partition("://")[0] if "://" in location else ""
+    if scheme not in POSTGRES_SCHEMES:  # the URL itself is not repeated: it may hold a password
+        raise ValueError(f"TRANSCRIPT_STORE: expected a postgresql:// URL, or nothing for the folder TRANSCRIPT_DIR; got a value of scheme {scheme!r}")
+    try:
+        from ..core.inputs.store_postgres import PostgresStore
+    except ImportError as error:
+        raise RuntimeError(f"TRANSCRIPT_STORE names PostgreSQL, which needs psycopg: pip install 'compaction-playground[postgres]' ({error})") from None
+    return PostgresStore(location, **limits)
 
 
 def library() -> Library:
