@@ -51,6 +51,14 @@ DEFAULTS = {
     # waiting, and a rest as long as the last one took before the next.
     "CLIENT_LONG_CHAT_WAITERS": 1,
     "CLIENT_REST_FACTOR": 1.0,
+    # Where the shares are counted (web/shares.py): unset, in each process's memory; redis://…,
+    # in that Redis, so that a client has one share across every worker and host, with the
+    # remembered summarizer failures and the jobs' progress and results (docs/deployment.md).
+    # Read from the environment unless given.
+    "LIMITS_STORE": None,
+    # Transcripts one client may send (Flask-Limiter's notation, web/rate_limits.py): a class
+    # behind one address pastes a few each, a script in a loop no more.
+    "PASTE_RATE_LIMIT": "60 per minute; 600 per hour",
     "THREAD_SWITCH_SECONDS": 0.001,
     # The types this app answers with (Flask-Compress's own list lacks CSV).
     "COMPRESS_MIMETYPES": ["text/html", "application/json", "text/csv", "text/plain", "image/svg+xml"],
@@ -69,6 +77,8 @@ def init_app(app: Flask, test_config: dict | None) -> None:
     # their SQLite index; postgresql://…, that database, which several hosts can share. Read
     # from the environment when the app is made, as gunicorn's workers get it.
     app.config.setdefault("TRANSCRIPT_STORE", os.environ.get("TRANSCRIPT_STORE", ""))
+    if app.config["LIMITS_STORE"] is None:
+        app.config["LIMITS_STORE"] = os.environ.get("LIMITS_STORE", "")
     # One client's share of the store (its IPv4 address or IPv6 /64): past it, its own oldest
     # transcripts make room, so no one visitor can push out everyone else's; at least one
     # transcript of the largest size.
