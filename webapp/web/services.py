@@ -12,7 +12,9 @@ from flask import Flask, current_app, g
 from ..core.engine.remote_summarizer import OpenAICompatibleSummarizer, end_time_budget, start_time_budget, summarizer_config
 from ..core.inputs.library import Library, load_library
 from ..core.inputs.store import StoredTranscripts, TranscriptStore
+from .redis_link import shared_redis
 from .replays import ReplayCache
+from .shared_failures import SharedFailures
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
@@ -23,6 +25,9 @@ def init_app(app: Flask) -> None:
     # An OpenAI-compatible endpoint for summarize, when configured (README: "A real summarizer").
     endpoint = summarizer_config(config)
     summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
+    link = shared_redis(app)
+    if summarizer is not None and link is not None:  # its failures remembered by every host
+        summarizer.failures = SharedFailures(link, endpoint)
     app.extensions["replay_cache"] = ReplayCache(config["REPLAY_CACHE_SIZE"], config["REPLAY_CACHE_MAX_BYTES"], summarizer)
     app.extensions["transcript_store"] = open_store(config)
 
