@@ -42,6 +42,9 @@ from .shares import ClientShares, OverShare, SharedShares
 from .state_error import StateError
 
 
+JOB_PAGES = ("sweep",)  # the blueprints whose long work runs as jobs
+
+
 class LongChatsBusy(Exception):
     """Every slot for long chats of this process is taken, and so is the waiting room."""
 
@@ -82,7 +85,7 @@ def init_app(app: Flask) -> None:
             if scenario_id.startswith("t-"):
                 shares.refuse_at_once(client)
             g.scenario_size = size = chat_size(scenario_id)
-            if size is not None and is_long(size[0]):
+            if size is not None and is_long(size[0]) and not runs_as_job(size[0]):
                 ticket = shares.enter(client)
                 if not gate.enter():
                     shares.leave(ticket, 0)
@@ -170,6 +173,12 @@ def is_long(messages: int) -> bool:
     every strategy, so it is long sooner than a replay."""
     config = current_app.config
     return messages > config["LONG_CHAT_MESSAGES"] or (request.blueprint == "compare" and messages > config["LONG_COMPARISON_MESSAGES"])
+
+
+def runs_as_job(messages: int) -> bool:
+    """Whether this route has a chat of `messages` messages computed by a job (web/jobs.py):
+    its requests only look the result up, or start the job, which takes the client's share."""
+    return request.blueprint in JOB_PAGES and messages > current_app.config["JOB_MESSAGES"]
 
 
 def chat_size(scenario_id: str) -> tuple[int, int] | None:
