@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from bench.server import get, serve, status_kib  # noqa: E402
 from webapp.core.inputs.library import SCENARIOS_DIR  # noqa: E402
 from webapp.core.inputs.library import load_library  # noqa: E402
-from webapp.core.strategy_catalog import STRATEGIES  # noqa: E402
+from webapp.core.engine.strategy_catalog import STRATEGIES  # noqa: E402
 
 WINDOWS = (2000, 8000, 32000)
 COUNTERS = ("estimate", "o200k_base")

@@ -55,7 +55,7 @@ from webapp.core.engine.replay import replay  # noqa: E402
 from webapp.core.inputs.store import TranscriptStore  # noqa: E402
 from webapp.core.inputs.transcripts import parse_transcript  # noqa: E402
 from webapp.core.model import Scenario  # noqa: E402
-from webapp.core.strategy_catalog import STRATEGIES  # noqa: E402
+from webapp.core.engine.strategy_catalog import STRATEGIES  # noqa: E402
 from webapp.core.settings import Settings  # noqa: E402
 from webapp.core.counting.tokens import content_text, get_counter, tool_call_texts  # noqa: E402
 

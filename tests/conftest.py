@@ -55,28 +55,18 @@ def live_server(tmp_path_factory):
 def postgres_url():
     """A real PostgreSQL: the one scripts/test started (TEST_POSTGRES_URL), or a throwaway
     cluster for this session. Connects as a role that owns its database, no superuser."""
-    from tests.servers import POSTGRES_URL, PostgresServer, started
+    from tests.servers import POSTGRES_URL, PostgresServer, session_server
 
-    if os.environ.get(POSTGRES_URL):
-        yield os.environ[POSTGRES_URL]
-        return
-    server = started(PostgresServer)
-    yield server.url
-    server.remove()
+    yield from session_server(POSTGRES_URL, PostgresServer)
 
 
 @pytest.fixture(scope="session")
 def redis_url():
     """A real Redis: the one scripts/test started (TEST_REDIS_URL), or a throwaway server for
     this session."""
-    from tests.servers import REDIS_URL, RedisServer, started
+    from tests.servers import REDIS_URL, RedisServer, session_server
 
-    if os.environ.get(REDIS_URL):
-        yield os.environ[REDIS_URL]
-        return
-    server = started(RedisServer)
-    yield server.url
-    server.remove()
+    yield from session_server(REDIS_URL, RedisServer)
 
 
 @pytest.fixture(params=["folder", "postgresql"])

@@ -34,6 +34,7 @@ import tempfile
 import time
 import urllib.parse
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench.server import free_port
@@ -196,6 +197,17 @@ def started(server_class):
         return server_class().start()
     except RuntimeError as error:
         pytest.fail(str(error))
+
+
+def session_server(variable: str, server_class) -> Iterator[str]:
+    """For a session fixture: the URL in `variable` (scripts/test's server), else a throwaway
+    server's, removed when the session ends."""
+    if os.environ.get(variable):
+        yield os.environ[variable]
+        return
+    server = started(server_class)
+    yield server.url
+    server.remove()
 
 
 def main(arguments: list[str]) -> int:

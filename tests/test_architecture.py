@@ -14,7 +14,7 @@ PACKAGE = ROOT / "webapp"
 # What each wing of the core may import, besides itself. The shared modules at the core's top
 # level (settings, the strategy catalog, i18n, lru, time_budget, collector) stand on nothing
 # but each other; model on counting.
-SHARED = {"settings", "strategy_catalog", "i18n", "lru", "time_budget", "collector"}
+SHARED = {"settings", "triggers", "i18n", "lru", "time_budget", "collector"}
 MAY_IMPORT = {
     "shared": {"shared"},
     "counting": {"shared"},

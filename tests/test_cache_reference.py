@@ -21,7 +21,7 @@ from webapp.core.counting.tokens import get_counter
 from webapp.core.engine.history import Block
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import open_scenario, scenario_library
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 EXACT = get_counter("cl100k_base")
 ESTIMATE = get_counter("estimate")

@@ -15,8 +15,7 @@ import pytest
 from webapp.core.engine.recorded import recorded_compactions
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import load_file
-from webapp.core.settings import Settings, parse_settings
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.settings import Settings, parse_settings, starting_point
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLAUDE_CODE = FIXTURES / "sessions" / "claude-code"
@@ -126,7 +125,7 @@ MAX_OUTPUT_SONNET_4_5 = min(32_000, 64_000)
 
 
 def test_the_claude_code_line_is_its_auto_compact_threshold_at_200000_tokens():
-    line = round(Settings(strategy="claude-code", window=WINDOW, **STRATEGIES["claude-code"].defaults(WINDOW, Settings())).limit)
+    line = round(starting_point(Settings(), "claude-code", WINDOW).limit)
     assert line == WINDOW - min(MAX_OUTPUT_SONNET_4_5, 20_000) - 13_000 == 167_000
 
 
@@ -215,7 +214,7 @@ def test_the_claude_code_policy_compacts_within_one_call_of_the_real_auto_compac
     scenario = load_file(_unpacked(fixture, tmp_path))
     (real, compaction), = recorded_compactions(scenario).items()
     assert (compaction.trigger, compaction.tokens_before) == ("auto", tokens)
-    settings = scenario.settings.model_copy(update={"strategy": "claude-code", "window": WINDOW, **STRATEGIES["claude-code"].defaults(WINDOW, scenario.settings)})
+    settings = starting_point(scenario.settings, "claude-code", WINDOW)
     first = next((call.number for call in replay(scenario, settings).calls if call.compaction is not None), None)
     assert first is not None and abs(first - real) <= 1, (first, real)
 

@@ -19,9 +19,10 @@ from webapp.core.inputs.library import open_scenario
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.lessons import parse_scenario_toml
 from webapp.core.engine.history import tool_pair_problems
-from webapp.core.engine.strategies import LEVELS
+from webapp.core.engine.compaction import Strategy, level
 from webapp.core.settings import SettingsError
-from webapp.core.strategy_catalog import STRATEGIES, Strategy
+from webapp.core.engine.strategy_catalog import STRATEGIES
+from webapp.core.triggers import TRIGGERS
 from webapp.core.counting.tokens import get_counter
 
 # With a tiktoken counter a block's tokens are its units, so hand-computed cases stay readable.
@@ -249,16 +250,18 @@ def test_a_strategy_added_to_the_registry_is_compared_and_a_broken_one_is_ruled_
     """A strategy that drops old assistant messages but keeps their tool results: requests
     fit, but an API would refuse them, and the verdict must not pick it."""
 
+    @level("drop-calls")
     def drop_calls_keep_results(work, context):
         for index, item in enumerate(work.history):
             if item.role == "assistant" and item.tool_call_ids:
                 del work.history[index]
                 work.units -= item.units
                 work.dropped.append(item.id)
-                return
+                return True
+        return False
 
-    monkeypatch.setitem(LEVELS, "drop-calls", drop_calls_keep_results)
-    monkeypatch.setitem(STRATEGIES, "broken-drop", Strategy("broken-drop", "drops tool calls, keeps their results", ("drop-calls",)))
+    monkeypatch.setitem(TRIGGERS, "broken-drop", None)  # the name the settings accept
+    monkeypatch.setitem(STRATEGIES, "broken-drop", Strategy("broken-drop", "drops tool calls, keeps their results", (drop_calls_keep_results,)))
     comparison = compare(open_scenario("bike-shop"))
     broken = comparison.column("broken-drop")
     assert broken is not None

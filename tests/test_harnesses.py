@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 from webapp.core.engine.history import TOOL_RESULT_ROLES
 from webapp.core.engine.replay import replay
 from webapp.core.settings import Settings, changed_from, parse_settings
-from webapp.core.strategy_catalog import HARNESSES, STRATEGIES
+from webapp.core.engine.harnesses import (
+    claude_code, codex_cli, gemini_cli, langchain_summarization, openhands_masking, openhands_summarizing,
+)
+from webapp.core.engine.strategy_catalog import HARNESSES, STRATEGIES
 from webapp.core.output.snippets import settings_code
 
 from .test_agent_runs import agent_runs
@@ -33,7 +36,7 @@ def test_codex_defaults_are_those_of_codex_rs():
     clamped since PR #11516) and codex-rs/core/src/compact.rs (COMPACT_USER_MESSAGE_MAX_TOKENS)."""
     codex = STRATEGIES["codex-cli"]
     assert codex.trigger.share == 0.9 and codex.trigger.lower_only
-    assert codex.params["user_tokens"] == 20_000
+    assert (codex_cli.USER_TOKENS, codex_cli.BYTES_PER_TOKEN) == (20_000, 4)
     assert parse_settings({"strategy": "codex-cli", "window": "272000"}).limit == 244_800  # 272,000 * 9 / 10
 
 
@@ -43,7 +46,7 @@ def test_gemini_defaults_are_those_of_chat_compression_service():
     COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET; config.ts DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD."""
     gemini = STRATEGIES["gemini-cli"]
     assert gemini.trigger.share == 0.5
-    assert gemini.params == {"preserve": 0.3, "tool_tokens": 50_000, "excerpt_chars": 40_000}
+    assert (gemini_cli.PRESERVE, gemini_cli.TOOL_TOKENS, gemini_cli.EXCERPT_CHARS) == (0.3, 50_000, 40_000)
 
 
 def test_claude_code_defaults_are_the_reported_formula():
@@ -56,7 +59,7 @@ def test_claude_code_defaults_are_the_reported_formula():
     assert parse_settings({"strategy": "claude-code", "window": "200000"}).limit == 167_000  # 83.5%
     # 2.0.0 to 2.1.20 reserved the whole max output, 32,000 by default.
     assert parse_settings({"strategy": "claude-code", "window": "200000", "output_reserve": "32000"}).limit == 155_000
-    assert (claude.params["files"], claude.params["file_tokens"]) == (5, 5_000)
+    assert (claude_code.FILES, claude_code.FILE_TOKENS, claude_code.TOOL_RESULTS_KEPT) == (5, 5_000, 5)
 
 
 def test_anthropic_compaction_defaults_are_those_of_the_sdk():
@@ -71,17 +74,19 @@ def test_anthropic_compaction_defaults_are_those_of_the_sdk():
 def test_openhands_defaults_are_those_of_condenser_config():
     """OpenHands/OpenHands openhands/core/config/condenser_config.py @ d6fab190: LLMSummarizingCondenserConfig
     (keep_first 1, max_size 100), ObservationMaskingCondenserConfig (attention_window 100)."""
-    assert STRATEGIES["openhands-summarizing"].params == {"max_size": 100, "keep_first": 1}
+    assert openhands_summarizing.KEEP_FIRST == 1
     assert STRATEGIES["openhands-summarizing"].trigger.messages == 100
-    assert STRATEGIES["openhands-masking"].params == {"attention_window": 100}
+    assert openhands_masking.ATTENTION_WINDOW == 100
 
 
 def test_langchain_defaults_are_those_of_summarization_middleware():
     """langchain 1.5.0 langchain/agents/middleware/summarization.py: no default trigger,
     _DEFAULT_MESSAGES_TO_KEEP 20, _DEFAULT_TRIM_TOKEN_LIMIT 4,000, fallback of 15 messages."""
     langchain = STRATEGIES["langchain-summarization"]
-    assert langchain.trigger is None and langchain.defaults(8000, Settings()) == {}
-    assert langchain.params == {"keep_messages": 20, "trim_tokens": 4_000, "trim_fallback_messages": 15}
+    assert langchain.trigger is None and parse_settings({"strategy": "langchain-summarization"}, Settings(threshold=0.7)).threshold == 0.7
+    assert (
+        langchain_summarization.KEEP_MESSAGES, langchain_summarization.TRIM_TOKENS, langchain_summarization.TRIM_FALLBACK_MESSAGES
+    ) == (20, 4_000, 15)
 
 
 # --- Defaults and the settings ----------------------------------------------------------------
@@ -199,7 +204,7 @@ def test_every_harness_keeps_tool_pairs_and_stops_as_its_product_does(scenario, 
 @EXAMPLES
 @given(agent_runs(), harness_settings(), st.sampled_from(["langchain-summarization", "gemini-cli", "openhands-summarizing", "claude-code", "anthropic-compaction"]))
 def test_a_harness_never_touches_its_keep(scenario, chosen, name):
-    """KEEP as the product defines it (webapp/core/engine/compaction.py, `KEEP_RULES`): what follows the new
+    """KEEP as the product defines it (each harness's `keep_rule`, in its module of webapp/core/engine/harnesses/): what follows the new
     summary is the end of the history as it stood, message for message, starting on a request or
     a reply, never on a tool result."""
     result = replay(scenario, chosen.model_copy(update={"strategy": name}))

@@ -11,7 +11,7 @@ from webapp.core.analysis.layers import request_layers
 from webapp.core.model import REQUEST_LAYERS
 from webapp.core.engine.replay import replay
 from webapp.core.engine.history import tool_pair_problems
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 from webapp.core.settings import Settings
 
 from .generators import layered_scenarios

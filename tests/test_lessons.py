@@ -9,7 +9,7 @@ from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import load_library
 from webapp.core.settings import parse_settings
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)
 

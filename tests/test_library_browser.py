@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from webapp.core.inputs.library import SCENARIOS_DIR
 from webapp.core.inputs.library import load_library
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)
 

@@ -15,7 +15,7 @@ from tests.links import base_of, link_state
 
 from webapp.core.inputs.library import SCENARIOS_DIR, load_library
 from webapp.core.inputs.transcripts import transcript_id
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 LIBRARY = load_library(SCENARIOS_DIR)
 

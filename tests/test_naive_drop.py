@@ -7,7 +7,7 @@ from hypothesis import given, settings as hypothesis_settings, strategies as st
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.lessons import parse_scenario_toml
 from webapp.core.settings import parse_settings
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 
 def chat(requests: list[list[int]]) -> str:

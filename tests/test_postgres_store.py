@@ -26,11 +26,14 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import psycopg
+import psycopg_pool
 import pytest
 
 from bench.server import free_port, wait_until_answering
 from tests.servers import PostgresServer, empty_schema, started, with_settings
-from webapp.core.inputs.store_postgres import PostgresStore
+from webapp.core.inputs.store_faults import StoreUnreachable
+from webapp.core.inputs.store_postgres import PostgresStore, postgres_fault
 from webapp.core.inputs.store_rules import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -291,6 +294,24 @@ def test_processes_forked_after_the_store_was_made_keep_its_totals_exact(store_u
         assert sum(store.usage(client) for client in [*clients, "parent"]) == store.usage()
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("error,answer", [
+    (psycopg.errors.DiskFull("could not extend file"), "full"),
+    (psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT in a read-only transaction"), "unwritable"),
+    (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), "unreachable"),
+    (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), "unreachable"),
+    (psycopg_pool.PoolTimeout("couldn't get a connection after 5.00 sec"), "unreachable"),
+    (psycopg.errors.UniqueViolation("duplicate key value"), "a bug"),
+], ids=["disk-full", "read-only", "shutdown", "statement-timeout", "pool-timeout", "bug"])
+def test_what_each_error_of_postgresql_means_for_the_store(error, answer):
+    """As psycopg raises them (the SQLSTATE PostgreSQL sends): a full disk is 507, a read-only
+    database refuses pastes, a server that does not answer is unreachable, anything else is a
+    bug, raised as it is (a full disk is not made for real here: PostgreSQL stops when its log
+    cannot be written)."""
+    fault = postgres_fault(error)
+    found = "a bug" if fault is None else "unreachable" if isinstance(fault, StoreUnreachable) else "full" if fault.full else "unwritable"
+    assert found == answer
 
 
 # --- Configuration -----------------------------------------------------------------------------

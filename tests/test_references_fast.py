@@ -20,7 +20,7 @@ from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import load_file, open_scenario
 from webapp.core.inputs.scenarios import ScenarioError
 from webapp.core.model import Scenario, ScriptMessage
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 LESSONS = sorted(path.stem for path in (Path(__file__).parent.parent / "scenarios").glob("*.toml"))

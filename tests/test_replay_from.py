@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings as hypothesis_settings, stra
 from webapp.core.engine.pitfalls import REFUSED_LINES
 from webapp.core.engine.replay import first_action, replay, replay_from
 from webapp.core.inputs.library import scenario_library
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 LESSONS = sorted(scenario_library().scenarios)
 

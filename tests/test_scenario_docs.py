@@ -23,7 +23,7 @@ from webapp.core.inputs.lessons import (
     UserEntry,
     parse_scenario_toml,
 )
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 from webapp.core.settings import Settings, parse_settings
 from webapp.core.analysis.story import narration_at
 

@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webapp.cli import main
-from webapp.core.inputs.formats import FORMATS, detect, import_transcript, parse
-from webapp.core.inputs.formats.common import parse_text
+from webapp.core.inputs import formats
+from webapp.core.inputs.formats import FORMATS, FormatError, detect, import_transcript, parse
+from webapp.core.inputs.formats.common import Format, parse_text
 from webapp.core.inputs.scenarios import ScenarioError, problem_groups
 from webapp.core.inputs.transcripts import parse_transcript
 
@@ -227,6 +228,24 @@ def test_a_refusal_is_said_in_the_page_language(client):
     page = response.get_data(as_text=True)
     assert response.status_code == 400
     assert "3 endroits" in page and "Format reconnu\u00a0: Historique de tâche Cline / Roo Code." in page
+
+
+@pytest.mark.parametrize("raw", [5, None, {}, "text"], ids=["number", "null", "empty object", "a string"])
+def test_a_file_no_format_reads_is_told_every_format_of_the_registry(raw):
+    with pytest.raises(FormatError) as refused:
+        detect(raw)
+    said = str(refused.value)
+    assert all(known.shape for known in FORMATS)
+    assert [known.label for known in FORMATS if f"{known.label}: {known.shape}" in said] == [known.label for known in FORMATS]
+
+
+def test_the_formats_a_refusal_names_are_written_from_the_registry(monkeypatch):
+    """No hand-written list to forget: a format added to FORMATS is named at once."""
+    added = Format("yaml-chat", "YAML chat", lambda raw: False, lambda raw: None, shape='a YAML list of "turns"')
+    monkeypatch.setattr(formats, "FORMATS", (*FORMATS, added))
+    with pytest.raises(FormatError) as refused:
+        detect({})
+    assert 'YAML chat: a YAML list of "turns"' in str(refused.value)
 
 
 @pytest.mark.parametrize("label", [known.label for known in FORMATS])

@@ -7,7 +7,7 @@ import re
 
 from hypothesis import given, strategies as st
 
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 from webapp.core.settings import Settings, parse_settings
 from webapp.core.output.snippets import astorlm_block, python_window, settings_code
 

@@ -16,7 +16,7 @@ from webapp.core.inputs.lessons import parse_scenario_toml
 from webapp.core.inputs.library import load_library
 from webapp.core.inputs.scenarios import ScenarioError
 from webapp.core.settings import parse_settings
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 from webapp.core.analysis.story import explain, facts_state, narration_at
 
 LIBRARY = load_library(SCENARIOS_DIR)

@@ -21,7 +21,7 @@ from webapp.core.analysis.sweep import SWEPT, SweepPoint, SweepRange, check_rang
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.library import open_scenario
 from webapp.core.settings import SettingsError
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 BIKE = open_scenario("bike-shop")
 SESSION = Path(__file__).parent / "fixtures" / "sessions" / "codex" / "empire-of-bits-codex-session-a.jsonl"

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.conftest import SIZES
 from webapp.core.model import LANGUAGES
-from webapp.core.strategy_catalog import STRATEGIES
+from webapp.core.engine.strategy_catalog import STRATEGIES
 
 # What is wrong with the shown chart, as sentences: a text outside the drawing, two texts that
 # overlap, a page wider than the screen.

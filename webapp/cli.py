@@ -22,7 +22,7 @@ from .core.inputs.scenarios import ScenarioError
 from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
 from .core.output.serialize import billing_json, origin_json, recorded_json, replay_json, window_json
 from .core.settings import Settings, SettingsError, parse_settings
-from .core.strategy_catalog import STRATEGIES
+from .core.engine.strategy_catalog import STRATEGIES
 
 # What only one subcommand needs is imported in its own functions, so that `replay` starts
 # without the comparison, the sweep (sweep_command.py) or the recorder (tests/test_cli.py checks it).

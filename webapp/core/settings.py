@@ -9,7 +9,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .i18n import N_
-from .strategy_catalog import CLAUDE_CODE_OUTPUT_RESERVE, STRATEGIES
+from .triggers import CLAUDE_CODE_OUTPUT_RESERVE, STRATEGY_NAMES, TRIGGERS
 
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
@@ -42,7 +42,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    strategy: str = Field("truncate-drop", description="how the loop compacts: " + ", ".join(STRATEGIES))
+    strategy: str = Field("truncate-drop", description="how the loop compacts: " + ", ".join(STRATEGY_NAMES))
     window: int = Field(
         8000, ge=100, le=10_000_000, description="the model's context window, in tokens", json_schema_extra=offered(N_("Window (tokens)"))
     )
@@ -130,7 +130,7 @@ class Settings(BaseModel):
     @field_validator("strategy")
     @classmethod
     def known_strategy(cls, value: str) -> str:
-        if value not in STRATEGIES:
+        if value not in TRIGGERS:
             raise ValueError("unknown strategy")
         return value
 
@@ -190,7 +190,7 @@ class Settings(BaseModel):
 
     @property
     def effective_threshold(self) -> float:
-        trigger = STRATEGIES[self.strategy].trigger
+        trigger = TRIGGERS[self.strategy]
         if trigger is not None and trigger.lower_only:
             return min(self.threshold, trigger.share_of(self.window, self) or self.threshold)
         return self.threshold
@@ -231,7 +231,7 @@ ACCEPTED_NUMBERS = {
 
 
 # Fields whose accepted values are a list of names rather than their type's.
-CHOICES = {"strategy": tuple(STRATEGIES), "counter": COUNTER_NAMES, "keep_unit": tuple(KEEP_UNITS)}
+CHOICES = {"strategy": STRATEGY_NAMES, "counter": COUNTER_NAMES, "keep_unit": tuple(KEEP_UNITS)}
 FLAGS = ("keep_facts", "clear_tool_inputs")
 
 
@@ -268,7 +268,7 @@ def accepted(field: str) -> str:
 
 
 # The settings a product's line is drawn from (a Trigger's `reserve_setting`).
-LINE_SETTINGS = frozenset(s.trigger.reserve_setting for s in STRATEGIES.values() if s.trigger and s.trigger.reserve_setting)
+LINE_SETTINGS = frozenset(trigger.reserve_setting for trigger in TRIGGERS.values() if trigger and trigger.reserve_setting)
 
 
 def starting_point(base: Settings, strategy: str, window: int, line_from: Mapping[str, Any] | None = None) -> Settings:
@@ -280,9 +280,13 @@ def starting_point(base: Settings, strategy: str, window: int, line_from: Mappin
     reserve itself stays `base`'s here. The alert line and the target give way when they would
     no longer be below the product's line."""
     drawn = base.model_copy(update={name: value for name, value in (line_from or {}).items() if name in LINE_SETTINGS})
-    if (strategy == base.strategy and window == base.window and drawn == base) or strategy not in STRATEGIES:
+    if (strategy == base.strategy and window == base.window and drawn == base) or strategy not in TRIGGERS:
         return base
-    update: dict[str, Any] = {"strategy": strategy, "window": window, **STRATEGIES[strategy].defaults(window, drawn)}
+    update: dict[str, Any] = {"strategy": strategy, "window": window}
+    trigger = TRIGGERS[strategy]
+    own = trigger.share_of(window, drawn) if trigger else None
+    if own is not None:
+        update["threshold"] = own
     line = update.get("threshold", base.threshold)
     update.update({name: 0.0 for name in ("alert", "target") if getattr(base, name) >= line})
     return base.model_copy(update=update)

@@ -21,7 +21,7 @@ from ..core.counting.tokens import COUNTERS
 from ..core.inputs.formats import FORMATS
 from ..core.model import LANGUAGES
 from ..core.settings import COUNTER_NAMES
-from ..core.strategy_catalog import STRATEGIES
+from ..core.engine.strategy_catalog import STRATEGIES
 
 ACCEPT_LANGUAGE_CHARS = 1000
 # Each language named in itself, so a reader finds theirs whatever the page's language.

@@ -15,7 +15,7 @@ from typing import Literal, get_args
 from flask_babel import gettext as _
 
 from ..core.settings import KEEP_UNITS, Settings
-from ..core.strategy_catalog import STRATEGIES
+from ..core.engine.strategy_catalog import STRATEGIES
 from .languages import counter_labels
 from .state import url_text
 

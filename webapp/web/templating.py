@@ -7,7 +7,7 @@ from flask import Flask
 from markupsafe import Markup
 from jinja2 import StrictUndefined
 
-from ..core.strategy_catalog import STRATEGIES
+from ..core.engine.strategy_catalog import STRATEGIES
 from .languages import html_lang, language_links, money, number, percent, whole_numbers
 from .settings_form import FORM_FIELDS, settings_inputs
 from .squeeze import Squeeze, squeeze

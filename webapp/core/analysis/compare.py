@@ -30,7 +30,7 @@ from ..engine.replay import replay
 from ..engine.calls import Call, Replay
 from ..model import Fact, Scenario
 from ..settings import Settings, SettingsError, with_strategy
-from ..strategy_catalog import STRATEGIES
+from ..engine.strategy_catalog import STRATEGIES
 
 
 # --- The comparison --------------------------------------------------------------------------

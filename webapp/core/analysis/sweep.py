@@ -25,7 +25,7 @@ from ..engine.replay import as_if, replay, replay_from
 from ..i18n import N_
 from ..model import Scenario
 from ..settings import Settings, SettingsError
-from ..strategy_catalog import STRATEGIES
+from ..engine.strategy_catalog import STRATEGIES
 from .cache import MessageKeys
 from .compare import Column, Comparison, column_key, compare
 from .pricing import Pricing

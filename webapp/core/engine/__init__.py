@@ -1,1 +1,1 @@
-"""The loop: the history as blocks, the strategies and their levels, the summarizers (offline and a real endpoint), and the replay that plays a scenario call by call."""
+"""The loop: the history as blocks, the strategies and their levels, the production harnesses (harnesses/, one module each), the summarizers (offline and a real endpoint), and the replay that plays a scenario call by call."""

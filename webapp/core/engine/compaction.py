@@ -1,5 +1,7 @@
-"""What a compaction works with and leaves behind: the context a strategy needs besides the
-history (settings, counter, pins), the work under way, and the record of what was done."""
+"""What a compaction works with and leaves behind: the strategy as the engine runs it (its
+levels, each a function named once, and a harness's KEEP rule, summary prompt, configuration as
+code and citations), the context a strategy needs besides the history (settings, counter,
+pins), the work under way, and the record of what was done."""
 
 from __future__ import annotations
 
@@ -9,10 +11,10 @@ from typing import Any, Callable
 from ..counting.tokens import Counter, Message
 from ..model import Fact
 from ..settings import Settings
-from ..strategy_catalog import STRATEGIES, Strategy
-from .history import TOOL_RESULT_ROLES, Block, caller_of, keep_start
+from ..triggers import TRIGGERS, Trigger
+from .history import Block, caller_of, keep_start
 from .recorded import Calibration
-from .summarizer import Summarizer
+from .summarizer import TEXTBOOK, Summarizer, SummaryStyle
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ class Context:
     """What a strategy needs besides the history."""
 
     settings: Settings
+    strategy: Strategy  # the record of settings.strategy
     counter: Counter
     floor_units: int
     summarizer: Summarizer
@@ -85,16 +88,12 @@ class Context:
     # there while the block at n - 1 is still in place (a drop or a summary moves it, and the
     # scan starts from the beginning again). Without it, a long chat rescans every old block
     # at every call.
-    settled: dict[str, tuple[int, Block]] = field(default_factory=dict)
+    settled: dict[Level, tuple[int, Block]] = field(default_factory=dict)
     # What a harness remembers between calls (Gemini CLI: a summary was rejected once).
     memory: dict[str, Any] = field(default_factory=dict)
     # How the session's recorded counts correct the counter's, from the last recorded call
     # (recorded.Calibration); None: the counter's count as it is.
     calibration: Calibration | None = None
-
-    @property
-    def strategy(self) -> Strategy:
-        return STRATEGIES[self.settings.strategy]
 
     def tokens(self, units: int) -> int:
         """The request of `units` history units as the loop counts it: the counter's count,
@@ -135,30 +134,30 @@ class Context:
     def keep_start(self, history: list[Block]) -> int:
         """Where KEEP starts: as the harness defines it, else as the settings count it."""
         rule = self.strategy.keep_rule
-        if rule:
-            return KEEP_RULES[rule](history, self)
+        if rule is not None:
+            return rule(history, self)
         return keep_start(history, self.settings.keep, self.settings.keep_unit)
 
-    def scan_start(self, level: str, history: list[Block]) -> int:
-        """Where `level`'s scan of `history` may start (`settled`). The check is the block at
+    def scan_start(self, step: Level, history: list[Block]) -> int:
+        """Where `step`'s scan of `history` may start (`settled`). The check is the block at
         end - 1 alone: a level that removes blocks before it moves it, and the one change that
         would not (a summary folding one block in its place) is made by no strategy that also
         scans tool results."""
-        found = self.settled.get(level)
+        found = self.settled.get(step)
         if found is not None:
             end, last = found
             if end <= len(history) and history[end - 1] is last:
                 return end
         return 0
 
-    def settle(self, level: str, history: list[Block], end: int) -> None:
-        """`level` found nothing to change in history[:end], as it now is; the next scan starts
+    def settle(self, step: Level, history: list[Block], end: int) -> None:
+        """`step` found nothing to change in history[:end], as it now is; the next scan starts
         there, or at the first pinned message this compaction passed over, so that a later
         compaction passes over it again and reports it (`pinned_kept`)."""
         if self.passed_over:
             end = next((index for index in range(end) if history[index].id in self.passed_over), end)
         if end > 0:
-            self.settled[level] = (end, history[end - 1])
+            self.settled[step] = (end, history[end - 1])
 
     def kept(self, block: Block) -> bool:
         """Never compacted: a pinned message, the overflow notice, and for by-layer long-term
@@ -166,7 +165,7 @@ class Context:
         if block.id in self.pinned:
             self.passed_over.add(block.id)
             return True
-        return block.state == "notice" or (block.layer == "memory" and STRATEGIES[self.settings.strategy].by_layer)
+        return block.state == "notice" or (block.layer == "memory" and self.strategy.by_layer)
 
     def block(self, template: Block, message: Message, **changes) -> Block:
         return Block(
@@ -183,7 +182,7 @@ class Context:
         """Indexes in history[start:end] that stay when the rest goes: the kept blocks, and
         those a kept block cannot be sent without (the reply that made its tool call, the
         other results of that reply, a kept reply's results)."""
-        if not self.pinned and not STRATEGIES[self.settings.strategy].by_layer:
+        if not self.pinned and not self.strategy.by_layer:
             return set()  # only by-layer keeps memory and its notice: nothing else to look for
         kept = {index for index in range(start, end) if self.kept(history[index])}
         for index in list(kept):
@@ -230,85 +229,100 @@ class Work:
     rejected: bool = False
 
 
+@dataclass(frozen=True)
+class Level:
+    """One step of a strategy: it changes the work under way and says whether it did anything.
+    Its name, given once by `@level`, is what a compaction's record and the event log call it."""
 
-Level = Callable[[Work, Context], None]
-
-
-# KEEP as each harness defines it: where the part of the history it never compacts starts. Each
-# rule reads the history and the product's own figures (`Strategy.params`, on the context), and
-# never starts KEEP on a tool result: it moves back to the reply that made the call, so a call
-# and its result are kept or compacted together (pair safety, which OpenHands' V1 condenser and
-# LangChain's middleware do too, and which the playground asks of every product).
-
-
-def before_results(history: list[Block], index: int) -> int:
-    """`index`, moved back past tool results to the reply whose calls they answer."""
-    while 0 < index < len(history) and history[index].role in TOOL_RESULT_ROLES:
-        index -= 1
-    return index
+    name: str
+    run: Callable[[Work, Context], bool]
+    summarizes: bool = False  # it calls the summarizer, so "keep facts" changes what it does
 
 
-def newest_request(history: list[Block], context: Context) -> int:
-    """Codex CLI: the newest user message (it keeps user messages, and nothing else, whole)."""
-    return next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user" and history[i].state != "summary"), 0)
+def level(name: str, *, summarizes: bool = False) -> Callable[[Callable[[Work, Context], bool]], Level]:
+    """Makes a level function the `Level` called `name` (a decorator)."""
+
+    def named(run: Callable[[Work, Context], bool]) -> Level:
+        return Level(name, run, summarizes)
+
+    return named
 
 
-def last_turn(history: list[Block], context: Context) -> int:
-    """Claude Code, Anthropic's compaction: the turn under way (the last request, or the last
-    reply and the results of its calls), so the model goes on from where it was."""
-    if not history:
-        return 0
-    return before_results(history, len(history) - 1)
+# Where a product's KEEP starts in a history: the part it never compacts. A rule never starts
+# KEEP on a tool result (pair safety, which the playground asks of every product).
+KeepRule = Callable[[list[Block], Context], int]
 
 
-def newest_share(history: list[Block], context: Context) -> int:
-    """Gemini CLI's split: the first user message (not a tool result) at or past
-    1 - `preserve` of the history's characters as JSON; else the last such message before."""
-    total = sum(block.chars for block in history)
-    target = total * (1 - context.strategy.params["preserve"])
-    seen = 0
-    last_split = 0
-    for index, block in enumerate(history):
-        if block.role == "user":
-            if seen >= target:
-                return index
-            last_split = index
-        seen += block.chars
-    return last_split
+@dataclass(frozen=True)
+class ProductConfig:
+    """A product's own configuration for the settings on the page, as code to paste."""
+
+    language: str  # toml, json, shell or python: how the page labels and highlights it
+    write: Callable[[Settings], str]
 
 
-def condenser_tail(history: list[Block], context: Context) -> int:
-    """OpenHands' LLM summarizing condenser: past max_size events, the newest
-    max_size // 2 - keep_first - 1 (one place is the summary's); above the window in tokens,
-    the newest messages that fill at most half of it (its V1 condenser's token target)."""
-    params = context.strategy.params
-    if len(history) > params["max_size"]:
-        tail = params["max_size"] // 2 - params["keep_first"] - 1
-        return before_results(history, max(params["keep_first"], len(history) - tail))
-    room = context.settings.window / 2
-    start = len(history)
-    while start > params["keep_first"] and room >= context.counter.block_tokens(history[start - 1].units):
-        room -= context.counter.block_tokens(history[start - 1].units)
-        start -= 1
-    return before_results(history, start)
+@dataclass(frozen=True)
+class Citation:
+    """Where a figure of a harness comes from: its product's source or documentation, at the
+    version read (docs/harnesses.md tells the same in words)."""
+
+    figure: str  # "trigger" (its line in triggers.py), or a name the harness's module defines
+    source: str  # the repository or package: "openai/codex", "langchain (PyPI)"
+    version: str  # the commit, tag or release read
+    where: str  # the file (and the name in it), or the document's address
+    status: str = "verified"  # or "secondary" (through a quotation or a mirror), "unverified"
 
 
-def attention_window(history: list[Block], context: Context) -> int:
-    """OpenHands' observation masking: the last `attention_window` events."""
-    return before_results(history, max(0, len(history) - context.strategy.params["attention_window"]))
+@dataclass(frozen=True)
+class Strategy:
+    """A strategy as the engine runs it: its levels in order, until the request fits or, when
+    `until_fits` is off, every one (a product that runs its steps whatever the request), and
+    what sets it apart. A
+    harness (engine/harnesses/) brings its product's name, KEEP rule, summary prompt, its
+    configuration as code and the citations of its figures; its trigger is on the ground floor,
+    where the settings read it (triggers.py)."""
 
+    name: str
+    description: str  # marked for translation; the web layer says it in the page's language
+    levels: tuple[Level, ...] = ()
+    # It may separate a tool call from its results, on purpose: a comparison never recommends
+    # it, even on a chat where its requests happened to stay valid.
+    breaks_pairs: bool = False
+    # The manual's budget by layer: it keeps long-term memory whole, and the page shows the
+    # layers' strip whatever the chat holds.
+    by_layer: bool = False
+    # The settings only this strategy reads: offered with it, carried along otherwise.
+    options: tuple[str, ...] = ()
+    until_fits: bool = True
+    product: str = ""  # the product's own name, as it spells it (not translated): a harness
+    keep_rule: KeepRule | None = None  # None: KEEP as the settings count it (keep, keep_unit)
+    prompt: SummaryStyle = TEXTBOOK  # the summarizer's instructions and the summary's frame
+    config: ProductConfig | None = None
+    citations: tuple[Citation, ...] = ()
+    # The transcript formats (inputs/formats/) this product writes its sessions in: a session
+    # read from one was compacted by this harness, and the comparison shows it beside the panel.
+    formats: tuple[str, ...] = ()
 
-def last_messages(history: list[Block], context: Context) -> int:
-    """LangChain's SummarizationMiddleware: the last `keep_messages` messages, moved back to
-    the AI message that made the calls when that would start on a tool result."""
-    return before_results(history, max(0, len(history) - context.strategy.params["keep_messages"]))
+    @property
+    def trigger(self) -> Trigger | None:
+        """The product's default line (None: the settings' own)."""
+        return TRIGGERS[self.name]
 
+    @property
+    def harness(self) -> bool:
+        return bool(self.product)
 
-KEEP_RULES: dict[str, Callable[[list[Block], Context], int]] = {
-    "newest-request": newest_request,
-    "last-turn": last_turn,
-    "newest-share": newest_share,
-    "condenser-tail": condenser_tail,
-    "attention-window": attention_window,
-    "last-messages": last_messages,
-}
+    @property
+    def family(self) -> str:
+        """"harness": what a product does; "textbook": the pattern page's and the manual's
+        levels (the comparison shows each family apart)."""
+        return "harness" if self.harness else "textbook"
+
+    @property
+    def summarizes(self) -> bool:
+        """It calls the summarizer, so "keep facts" changes what it does."""
+        return any(step.summarizes for step in self.levels)
+
+    @property
+    def level_names(self) -> tuple[str, ...]:
+        return tuple(step.name for step in self.levels)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..i18n import N_
 from ..settings import Settings
-from ..strategy_catalog import STRATEGIES
+from .strategy_catalog import STRATEGIES
 from .compaction import Compaction, Context
 
 # A compaction that takes off less than this share of the request "saves only a few percent".

@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from .summarizer import SUMMARY_HEADER, SummaryResult, instructions, summary_cost
+from .summarizer import SUMMARY_HEADER, TEXTBOOK, SummaryResult, instructions, summary_cost
 from ..counting.tokens import content_text, tool_call_texts
 
 ENV_PREFIX = "PLAYGROUND_SUMMARIZER_"
@@ -194,7 +194,7 @@ class OpenAICompatibleSummarizer:
         self.calls_made = 0  # endpoint calls, cache misses only
         self.failures = failures or FailureMemory()
 
-    def request_body(self, *, previous, blocks, facts, style="textbook") -> dict:
+    def request_body(self, *, previous, blocks, facts, style=TEXTBOOK) -> dict:
         prompt = instructions(facts, style)
         parts = []
         if previous:
@@ -207,7 +207,7 @@ class OpenAICompatibleSummarizer:
             "stream": False,
         }
 
-    def summarize(self, *, previous, blocks, digests, facts, counter, style="textbook") -> SummaryResult:
+    def summarize(self, *, previous, blocks, digests, facts, counter, style=TEXTBOOK) -> SummaryResult:
         body = self.request_body(previous=previous, blocks=blocks, facts=facts, style=style)
         key = hashlib.sha256(
             json.dumps([self.config.base_url, body, counter.name], sort_keys=True, ensure_ascii=False).encode()

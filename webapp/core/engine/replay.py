@@ -24,6 +24,7 @@ from .provider_count import ProviderCount
 from .pitfalls import LOOP, call_pitfalls, trigger_notices
 from .recorded import Calibration, recorded_compactions, recorded_usage
 from .strategies import compact
+from .strategy_catalog import STRATEGIES
 from .summarizer import OfflineSummarizer, Summarizer
 
 # Messages fed between two looks at the request's budget (each reads the thread's CPU clock):
@@ -102,6 +103,7 @@ def _context(scenario: Scenario, settings: Settings, counter, floor_units: int, 
                 digests[request] = item.digest
     return Context(
         settings=settings,
+        strategy=STRATEGIES[settings.strategy],
         counter=counter,
         floor_units=floor_units,
         summarizer=summarizer or OfflineSummarizer(),

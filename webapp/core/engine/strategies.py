@@ -1,4 +1,8 @@
-"""Compaction strategies.
+"""The textbook strategies' levels, and `compact`, which runs a strategy's levels in order.
+
+Each level is a function named once by `@level` (the name a compaction's record and the event
+log give it); it returns whether it did anything. The records that put levels together are in
+strategy_catalog.py; a harness's own levels are in its module (harnesses/).
 
 All of them follow the seed's rules (000_fd8adbc93eaf3a52.txt): run only when the request is
 above the line, start with the oldest messages, never touch KEEP (the last `keep` requests and
@@ -18,10 +22,8 @@ are the messages it cannot be sent without (its tool call, or its call's other r
 
 from __future__ import annotations
 
-from . import harness_levels as harness
-from .compaction import Compaction, Context, Level, Work
+from .compaction import Compaction, Context, Work, level
 from .history import CLEARED_MARK, OVERFLOW_NOTICE, TOOL_RESULT_ROLES, TRUNCATION_MARK, Block, caller_of, history_call_names
-from ..strategy_catalog import STRATEGIES
 
 
 def _noted(block: Block, context: Context) -> Block:
@@ -36,7 +38,8 @@ def _replace(work: Work, index: int, block: Block) -> None:
     work.history[index] = block
 
 
-def truncate_level(work: Work, context: Context) -> None:
+@level("truncate")
+def truncate_level(work: Work, context: Context) -> bool:
     """Level 1: old tool results become a one-line note with a preview, oldest first.
 
     As in the seed, every old result is truncated whatever its size, so a result shorter than
@@ -44,34 +47,37 @@ def truncate_level(work: Work, context: Context) -> None:
     history = work.history
     tool_names: dict[str, str] | None = None  # built only when a fetch-once tool may be hit
     boundary = context.keep_start(history)
-    for index in range(context.scan_start("truncate", history), boundary):
+    truncated = False
+    for index in range(context.scan_start(truncate_level, history), boundary):
         block = history[index]
         if block.role not in TOOL_RESULT_ROLES or block.text.startswith(TRUNCATION_MARK) or context.kept(block):
             continue
         shrunk = _noted(block, context)
         _replace(work, index, shrunk)
         work.truncated.append(block.id)
+        truncated = True
         if context.fetch_once_tools:
             tool_names = tool_names if tool_names is not None else history_call_names(history)
             if tool_names.get(block.message.get("tool_call_id")) in context.fetch_once_tools:
                 work.destroyed.append(block.id)
-        if "truncate" not in work.levels:
-            work.levels.append("truncate")
         if context.fits(work.units):
-            context.settle("truncate", history, index + 1)
-            return
-    context.settle("truncate", history, boundary)
+            context.settle(truncate_level, history, index + 1)
+            return True
+    context.settle(truncate_level, history, boundary)
+    return truncated
 
 
-def drop_level(work: Work, context: Context) -> None:
+@level("drop")
+def drop_level(work: Work, context: Context) -> bool:
     """Level 2: drop the oldest exchanges whole, keeping the very first request. A pinned
     message stays, with what it cannot be sent without; the rest of its exchange goes."""
     history = work.history
     start = 1  # the exchanges before it are gone, but for what they had to keep
+    dropped = False
     while not context.fits(work.units):
         following = next((i for i in range(start + 1, len(history)) if history[i].role == "user"), None)
         if following is None or following > context.keep_start(history):
-            return
+            break
         kept = context.kept_with_partners(history, start, following)
         removed = [history[i] for i in range(start, following) if i not in kept]
         history[start:following] = [history[i] for i in sorted(kept)]
@@ -80,30 +86,33 @@ def drop_level(work: Work, context: Context) -> None:
             continue
         work.units -= sum(block.units for block in removed)
         work.dropped += [block.id for block in removed]
-        if "drop" not in work.levels:
-            work.levels.append("drop")
+        dropped = True
+    return dropped
 
 
-def naive_drop_level(work: Work, context: Context) -> None:
+@level("naive-drop")
+def naive_drop_level(work: Work, context: Context) -> bool:
     """Deliberately broken, for the lesson: drop the oldest message after the first request,
     one at a time, until the request fits, blind to tool call/result pairs (it passes over a
     pinned message, but not over the call or results that go with it). Some libraries
     trim this way; the request they leave can start with a tool result whose call is gone,
     which most APIs reject."""
     history = work.history
+    dropped = False
     while not context.fits(work.units):
         boundary = context.keep_start(history)
         position = next((i for i in range(1, boundary) if not context.kept(history[i])), None)
         if position is None:
-            return
+            break
         removed = history.pop(position)
         work.units -= removed.units
         work.dropped.append(removed.id)
-        if "naive-drop" not in work.levels:
-            work.levels.append("naive-drop")
+        dropped = True
+    return dropped
 
 
-def summarize_level(work: Work, context: Context) -> None:
+@level("summarize", summarizes=True)
+def summarize_level(work: Work, context: Context) -> bool:
     """Replace the oldest whole exchanges after the first request with one summary message,
     placed right after the first request; an earlier summary is folded into the new one.
     The fewest exchanges that make the request fit are summarized, in one summarizer call.
@@ -122,7 +131,7 @@ def summarize_level(work: Work, context: Context) -> None:
     after = cuts[-1] if cuts else start
     cuts += [i for i in range(after + 1, boundary + 1) if history[i].role == "assistant"]
     if not cuts:
-        return
+        return False
     # The first request stays; an earlier summary (history[1]) is folded into the new one.
     first_units = work.units - sum(block.units for block in history[1:])
     summary = None
@@ -151,7 +160,7 @@ def summarize_level(work: Work, context: Context) -> None:
         if context.fits(units):
             break
     if summary is None:
-        return
+        return False
     context.summaries_made = number
     work.history[:] = history[:1] + [summary] + staying + history[cut:]
     work.units = units
@@ -159,7 +168,7 @@ def summarize_level(work: Work, context: Context) -> None:
     work.summary_id = summary.id
     work.summarizer_input += result.input_tokens
     work.summarizer_output += result.output_tokens
-    work.levels.append("summarize")
+    return True
 
 
 def _digests_before(cut: Block, context: Context) -> dict[int, str]:
@@ -170,7 +179,8 @@ def _digests_before(cut: Block, context: Context) -> dict[int, str]:
     return {request: text for request, text in context.digests.items() if request != cut.request}
 
 
-def clear_level(work: Work, context: Context) -> None:
+@level("clear")
+def clear_level(work: Work, context: Context) -> bool:
     """Anthropic's context editing, `clear_tool_uses_20250919`
     (https://docs.claude.com/en/docs/build-with-claude/context-editing): above the line, the
     oldest tool results outside KEEP become a placeholder, oldest first, results of
@@ -192,7 +202,7 @@ def clear_level(work: Work, context: Context) -> None:
     cleared_tokens = 0
     boundary = end = context.keep_start(trial)
     first_cleared = None  # where the next scan looks again if nothing is cleared
-    for index in range(context.scan_start("clear", trial), boundary):
+    for index in range(context.scan_start(clear_level, trial), boundary):
         block = trial[index]
         if block.role != "tool" or block.state == "cleared":
             continue
@@ -214,19 +224,19 @@ def clear_level(work: Work, context: Context) -> None:
     committed = bool(cleared) and cleared_tokens >= settings.clear_at_least
     if not committed:  # what it would have cleared is looked at again next time
         end = first_cleared if first_cleared is not None else boundary
-    context.settle("clear", trial if committed else work.history, end)
+    context.settle(clear_level, trial if committed else work.history, end)
     if not cleared:
-        return
+        return False
     if not committed:
         work.held_back = cleared_tokens
-        return
+        return False
     work.history[:] = trial
     work.units = units
     work.cleared += cleared
     work.inputs_cleared += inputs
     work.destroyed += destroyed
     work.cleared_tokens += cleared_tokens
-    work.levels.append("clear")
+    return True
 
 
 def _clear_result(trial: list[Block], index: int, name: str, context: Context, inputs: list[str]) -> int:
@@ -259,7 +269,8 @@ def _clear_arguments(trial: list[Block], index: int, call_id: str | None, contex
     return emptied.units - reply.units
 
 
-def retrieval_level(work: Work, context: Context) -> None:
+@level("retrieval")
+def retrieval_level(work: Work, context: Context) -> bool:
     """by-layer, level 1: the retrieved documents outside KEEP, oldest group first, become a
     one-line note with a preview, a whole group at a time (the documents found for one call
     go together). Roles and call ids stay: pair-safe."""
@@ -269,23 +280,26 @@ def retrieval_level(work: Work, context: Context) -> None:
     for index, block in enumerate(history):
         if block.layer == "retrieval" and block.state == "original" and not context.kept(block):
             groups.setdefault(block.group, []).append(index)
+    compressed = False
     for members in groups.values():
         if members[-1] >= boundary:
             continue  # found for a call in KEEP: the model still works with them
         for index in members:
             work.compressed.append(history[index].id)
             _replace(work, index, _noted(history[index], context))
-        if "retrieval" not in work.levels:
-            work.levels.append("retrieval")
+        compressed = True
         if context.fits(work.units):
-            return
+            break
+    return compressed
 
 
-def oldest_level(work: Work, context: Context) -> None:
+@level("oldest")
+def oldest_level(work: Work, context: Context) -> bool:
     """by-layer, level 3: what is left outside KEEP once old exchanges are dropped (the first
     request, the replies around pinned messages), oldest first, becomes a one-line note.
     Roles and tool calls stay: pair-safe."""
     history = work.history
+    truncated = False
     for index in range(context.keep_start(history)):
         block = history[index]
         if block.state != "original" or context.kept(block) or not block.text:
@@ -295,50 +309,29 @@ def oldest_level(work: Work, context: Context) -> None:
             continue  # a short message: its note would be longer
         _replace(work, index, shrunk)
         work.truncated.append(block.id)
-        if "oldest" not in work.levels:
-            work.levels.append("oldest")
+        truncated = True
         if context.fits(work.units):
-            return
+            break
+    return truncated
 
 
 NOTICE_ID = "n1"
 
 
-def notice_level(work: Work, context: Context) -> None:
+@level("notice")
+def notice_level(work: Work, context: Context) -> bool:
     """by-layer, the last resort: the manual's overflow notice, a system message after the
     first request telling the model that old details may be gone. Added once; it stays."""
     history = work.history
     work.notice = NOTICE_ID
     if any(block.state == "notice" for block in history):
-        return
+        return False
     template = history[0] if history else Block(NOTICE_ID, {}, 0, 1)
     notice = context.block(template, {"role": "system", "content": OVERFLOW_NOTICE}, id=NOTICE_ID, state="notice", layer="history", group="")
     history.insert(min(1, len(history)), notice)
     work.units += notice.units
     work.notice_added = True
-    work.levels.append("notice")
-
-
-# The levels a strategy of the catalog (strategy_catalog.py) names, in the order it runs them.
-LEVELS: dict[str, Level] = {
-    "truncate": truncate_level,
-    "drop": drop_level,
-    "summarize": summarize_level,
-    "naive-drop": naive_drop_level,
-    "clear": clear_level,
-    "retrieval": retrieval_level,
-    "oldest": oldest_level,
-    "notice": notice_level,
-    "codex-handoff": harness.codex_handoff_level,
-    "tool-budget": harness.tool_budget_level,
-    "state-snapshot": harness.state_snapshot_level,
-    "microcompact": harness.microcompact_level,
-    "claude-summary": harness.claude_summary_level,
-    "server-compaction": harness.server_compaction_level,
-    "condense": harness.condense_level,
-    "mask": harness.mask_level,
-    "langchain-summary": harness.langchain_summary_level,
-}
+    return True
 
 
 def compact(history: list[Block], units: int, context: Context) -> tuple[list[Block], int, Compaction | None]:
@@ -347,21 +340,21 @@ def compact(history: list[Block], units: int, context: Context) -> tuple[list[Bl
     Returns the history to send, its units, and what was done (None when nothing was tried:
     the request fits, or the strategy never compacts). The input list is not modified.
     """
-    strategy = context.settings.strategy
-    record = STRATEGIES[strategy]
-    if not record.levels or not context.must_compact(history, units):
+    strategy = context.strategy
+    if not strategy.levels or not context.must_compact(history, units):
         return history, units, None
     work = Work(list(history), units)
     context.passed_over.clear()
-    for name in record.levels:
-        if record.until_fits and context.fits(work.units):
+    for step in strategy.levels:
+        if strategy.until_fits and context.fits(work.units):
             break
-        LEVELS[name](work, context)
+        if step.run(work, context):
+            work.levels.append(step.name)
     pinned_kept = ()
     if context.passed_over and not context.fits(work.units):
         pinned_kept = tuple(block.id for block in work.history if block.id in context.passed_over)
     compaction = Compaction(
-        strategy=strategy,
+        strategy=strategy.name,
         tokens_before=context.tokens(units),
         tokens_after=context.tokens(work.units),
         levels=tuple(work.levels),

@@ -22,11 +22,32 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..counting.tokens import Counter
-from .harness_prompts import STYLES, TEXTBOOK
 
 if TYPE_CHECKING:
     from .history import Block
     from ..model import Fact
+
+
+@dataclass(frozen=True)
+class SummaryStyle:
+    """The summarizer's instructions and the frame of what it writes: the textbook's, or a
+    harness's in the shape its product documents (engine/harnesses/), written for the
+    playground: no product's prompt is copied. The offline summarizer writes the same exchange
+    lines in every frame, so a summary reads like the product's and is billed at about its
+    size, and a replay stays deterministic."""
+
+    instructions: str  # the summarizer's prompt (billed as its input)
+    opening: str  # the summary's first line
+    facts_label: str = "Facts to keep:"
+    closing: str = ""
+
+
+TEXTBOOK = SummaryStyle(
+    "Summarize the earlier part of this conversation so the assistant can go on without it. "
+    "Keep decisions and their reasons, facts established (names, numbers, identifiers), "
+    "the user's constraints, and the state of the task. Be brief.",
+    "[Summary of earlier exchanges]",
+)
 
 SUMMARY_HEADER = TEXTBOOK.opening
 # A summary's text, without its facts line (the facts it is told to keep are the scenario's own,
@@ -39,10 +60,10 @@ _LEFT_OUT = re.compile(r"^- \((\d+) earlier exchanges? left out\)$")
 INSTRUCTIONS = TEXTBOOK.instructions
 
 
-def instructions(facts: list[Fact], style: str = "textbook") -> str:
-    """The summarizer's prompt (a harness's own shape, harness_prompts.py); with facts, it
+def instructions(facts: list[Fact], style: SummaryStyle = TEXTBOOK) -> str:
+    """The summarizer's prompt (the textbook's, or a harness's own shape); with facts, it
     names what must survive word for word."""
-    prompt = STYLES[style].instructions
+    prompt = style.instructions
     if not facts:
         return prompt
     listed = "; ".join(f"{fact.label}: {fact.text}" if fact.label != fact.text else fact.text for fact in facts)
@@ -65,7 +86,7 @@ class Summarizer(Protocol):
         digests: dict[int, str],
         facts: list[Fact],
         counter: Counter,
-        style: str = "textbook",
+        style: SummaryStyle = TEXTBOOK,
     ) -> SummaryResult: ...
 
 
@@ -114,19 +135,18 @@ def bounded_lines(earlier: Iterable[str], new: list[str], opening: str = SUMMARY
 
 
 class OfflineSummarizer:
-    def summarize(self, *, previous, blocks, digests, facts, counter, style="textbook") -> SummaryResult:
-        frame = STYLES[style]
+    def summarize(self, *, previous, blocks, digests, facts, counter, style=TEXTBOOK) -> SummaryResult:
         # An earlier summary's exchange lines (each starts "- "), in whatever frame it was written.
         earlier = [line for line in previous.splitlines() if line.startswith("- ")] if previous else []
         new = ["- " + (digests.get(request) or _extract(group)) for request, group in _by_request(blocks)]
-        lines = [frame.opening, *bounded_lines(earlier, new, frame.opening)]
+        lines = [style.opening, *bounded_lines(earlier, new, style.opening)]
         if facts:
             seen = "\n".join([previous or ""] + [block.searchable for block in blocks])
             kept = [fact.text for fact in facts if fact.text in seen]
             if kept:
-                lines.append(f"{frame.facts_label} " + "; ".join(kept))
-        if frame.closing:
-            lines.append(frame.closing)
+                lines.append(f"{style.facts_label} " + "; ".join(kept))
+        if style.closing:
+            lines.append(style.closing)
         text = "\n".join(lines)
         input_tokens, output_tokens = summary_cost(counter, instructions(facts, style), previous, blocks, text)
         return SummaryResult(text, input_tokens, output_tokens)

@@ -19,7 +19,8 @@ from pydantic import (
 from ..counting.tokens import Message
 from ..engine.history import tool_pair_problems
 from ..model import ID_PATTERN, Budget, Condition, Fact, Narration, Scenario, ScriptMessage, count_calls
-from ..settings import COUNTER_NAMES, STRATEGIES, Settings, SettingsError, parse_settings
+from ..settings import COUNTER_NAMES, Settings, SettingsError, parse_settings
+from ..triggers import STRATEGY_NAMES
 from .scenarios import MAX_NESTING, ScenarioError, first_request, grouped, value_problems
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -155,7 +156,7 @@ def _localized(value: Localized) -> dict[str, str]:
     return {"en": value} if isinstance(value, str) else dict(value)
 
 
-def _names(value: list[str] | str | None, accepted: tuple[str, ...] | dict, key: str) -> tuple[frozenset[str] | None, list[tuple[str, str]]]:
+def _names(value: list[str] | str | None, accepted: tuple[str, ...], key: str) -> tuple[frozenset[str] | None, list[tuple[str, str]]]:
     if value is None:
         return None, []
     names = [value] if isinstance(value, str) else value
@@ -173,7 +174,7 @@ def _fact(spec: FactSpec) -> Fact:
 def _condition(when: NarrationWhen | None) -> tuple[Condition, list[tuple[str, str]]]:
     if when is None:
         return Condition(), []
-    strategies, problems = _names(when.strategy, STRATEGIES, "strategy")
+    strategies, problems = _names(when.strategy, STRATEGY_NAMES, "strategy")
     counters, more = _names(when.counter, COUNTER_NAMES, "counter")
     flags = when.model_dump(exclude={"strategy", "counter"})
     return Condition(strategies=strategies, counters=counters, **flags), problems + more

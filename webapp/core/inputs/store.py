@@ -1,4 +1,7 @@
-"""Pasted transcripts, kept as files named by the hash of their exact bytes.
+"""Pasted transcripts, kept under the hash of their exact bytes: what both stores do alike
+(StoredTranscripts), and the default store, files in a folder (TranscriptStore). The other
+keeps them in PostgreSQL (store_postgres.py, TRANSCRIPT_STORE=postgresql://…); both follow the
+rules of store_rules.py.
 
 The link (`/play/t-<hash>`) is the hash of the bytes as they arrived: a textarea's CRLF, a
 lone CR, a byte order mark and any Unicode are stored and read back unchanged, so every

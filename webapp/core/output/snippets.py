@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..settings import Settings
-from ..strategy_catalog import STRATEGIES
-from .harness_snippets import HARNESS_CODE
+from ..engine.strategies import clear_level
+from ..engine.strategy_catalog import STRATEGIES
 
 # What the seed's code does by itself, for the comments below.
 SEED_STRATEGY = "truncate-drop"
@@ -198,11 +198,11 @@ def compact(messages):
 
 def settings_code(settings: Settings) -> list[Snippet]:
     """The settings as code, one snippet per way of writing them; a harness's in its product's
-    own configuration (harness_snippets.py)."""
-    if settings.strategy in HARNESS_CODE:
-        language, write = HARNESS_CODE[settings.strategy]
-        return [Snippet(language, write(settings), "harness")]
-    if "clear" in STRATEGIES[settings.strategy].levels:  # Anthropic's context editing, as its API takes it
+    own configuration (its module in engine/harnesses/)."""
+    strategy = STRATEGIES[settings.strategy]
+    if strategy.config is not None:
+        return [Snippet(strategy.config.language, strategy.config.write(settings), "harness")]
+    if clear_level in strategy.levels:  # Anthropic's context editing, as its API takes it
         return [
             Snippet("python", anthropic_block(settings), "anthropic"),
             Snippet("python", python_clearing(settings), "seed"),

@@ -29,7 +29,7 @@ from ..state import PageState, read_state
 from ..story import outcome_text
 from ..twins import Table, Twins
 from ...core.engine.pitfalls import TRIGGER_MESSAGES
-from ...core.strategy_catalog import PANEL, STRATEGIES, harness_writing
+from ...core.engine.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
 blueprint = Blueprint("compare", __name__)
 

@@ -56,13 +56,13 @@ FORMATS: tuple[Format, ...] = (
 _BY_NAME = {known.name: known for known in FORMATS}
 # The top-level keys of a JSON object that some format looks at; None if one needs them all.
 KEYS_READ = None if any(known.reads_keys is None for known in FORMATS) else frozenset().union(*(known.reads_keys for known in FORMATS))
-ACCEPTED_SHAPES = (
-    'expected a transcript: a JSON list of messages, or an object with "messages" '
-    '(OpenAI chat completions, Anthropic Messages), "input" (OpenAI Responses API) or '
-    '"history" (SWE-agent trajectory); or an agent\'s session file: Claude Code or Codex JSON Lines, '
-    'a Gemini CLI session, an OpenHands trajectory or output.jsonl, a Cline history, an Ollama '
-    '/api/chat body, an aider chat history (.md), LangChain or LangGraph messages, Vercel AI SDK messages; or a run recorded by compaction-playground record'
-)
+
+
+def accepted_shapes() -> str:
+    """What a file that no format reads is told: every format of the registry, its label and
+    the shape its test looks for, broadest first (the order a person tries them in, where
+    `FORMATS` tries the narrowest first), so a format added is named here by itself."""
+    return "expected a transcript in a format the playground reads. " + "; ".join(f"{known.label}: {known.shape}" for known in reversed(FORMATS)) + "."
 
 
 def parse(text: str) -> Any:
@@ -77,7 +77,7 @@ def detect(raw: Any) -> Format:
     if found is None:
         if isinstance(raw, PlainText):
             raise FormatError([("", f"not valid JSON: {raw.json_error}")])
-        raise FormatError([("", ACCEPTED_SHAPES)])
+        raise FormatError([("", accepted_shapes())])
     return found
 
 

@@ -132,4 +132,4 @@ it is one walk over the lines, each kind of line kept where it goes."""
     return imported
 
 
-FORMAT = Format("aider", N_("aider chat history"), _is_aider, _read_session, runs=_sessions, reads_keys=frozenset())
+FORMAT = Format("aider", N_("aider chat history"), _is_aider, _read_session, runs=_sessions, reads_keys=frozenset(), shape='a markdown log whose user lines start "#### "')

@@ -188,4 +188,5 @@ def assistant_blocks(check: Check, blocks: list, at: str, counts: dict[str, int]
 FORMAT = Format(
     "anthropic-messages", N_("Anthropic Messages"), _is_anthropic, _read_anthropic, notes=(NO_CLAUDE_TOKENIZER,),
     reads_keys=frozenset(("messages", "system", "tools")),
+    shape='messages with Anthropic tool_use or tool_result blocks, a "system" field or tools with an "input_schema"',
 )

@@ -15,7 +15,7 @@ from typing import Any
 from ...i18n import N_
 from .anthropic_messages import BLOCK_NOTES, NO_CLAUDE_TOKENIZER, assistant_blocks, user_blocks
 from ...model import RecordedCompaction, RecordedUsage
-from ...strategy_catalog import CLAUDE_CODE_AUTOCOMPACT_BUFFER, CLAUDE_CODE_OLD_OUTPUT_RESERVE, CLAUDE_CODE_OUTPUT_RESERVE
+from ...triggers import CLAUDE_CODE_AUTOCOMPACT_BUFFER, CLAUDE_CODE_OLD_OUTPUT_RESERVE, CLAUDE_CODE_OUTPUT_RESERVE
 from .common import (
     Check, Format, FormatError, Imported, JsonLines, Message, call_number, record_objects, said,
     settle_calls,
@@ -340,4 +340,4 @@ def _read_claude_code(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("claude-code", N_("Claude Code session"), _is_claude_code, _read_claude_code, notes=(NO_CLAUDE_TOKENIZER,), reads_keys=frozenset())
+FORMAT = Format("claude-code", N_("Claude Code session"), _is_claude_code, _read_claude_code, notes=(NO_CLAUDE_TOKENIZER,), reads_keys=frozenset(), shape='JSON Lines of "user" and "assistant" records with "parentUuid" and "sessionId"')

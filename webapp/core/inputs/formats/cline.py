@@ -168,4 +168,4 @@ def _read_cline(raw: list) -> Imported:
     return imported
 
 
-FORMAT = Format("cline", N_("Cline / Roo Code task history"), _is_cline, _read_cline, notes=ANTHROPIC.notes, reads_keys=frozenset())
+FORMAT = Format("cline", N_("Cline / Roo Code task history"), _is_cline, _read_cline, notes=ANTHROPIC.notes, reads_keys=frozenset(), shape='Anthropic messages with "[tool] Result:" or <environment_details> text (api_conversation_history.json)')

@@ -245,4 +245,4 @@ def _aborted_outputs(messages: list[Message], origins: list[str], counts: dict[s
     return out, out_origins
 
 
-FORMAT = Format("codex", N_("Codex session (rollout)"), _is_codex, _read_codex, reads_keys=frozenset())
+FORMAT = Format("codex", N_("Codex session (rollout)"), _is_codex, _read_codex, reads_keys=frozenset(), shape='rollout JSON Lines of {"type", "payload"} records')

@@ -45,6 +45,9 @@ class Format:
     # format reads are not parsed (unread_keys.py). None: it needs the whole object. A format
     # that never takes an object (a list, JSON Lines, text) reads none.
     reads_keys: frozenset[str] | None = None
+    # What its test looks for, in words (English, like every reading problem): a file that no
+    # format reads is told every format's label and shape (formats/__init__.py, `accepted_shapes`).
+    shape: str = field(kw_only=True)
 
 
 class FormatError(ValueError):

@@ -137,4 +137,4 @@ def _read_gemini_api(raw: dict) -> Imported:
     return Imported("gemini-api", messages, tools, "tools", origins, said(counts, NOTES), model=raw.get("model") if isinstance(raw.get("model"), str) else None)
 
 
-FORMAT = Format("gemini-api", N_("Gemini API request (contents)"), _is_gemini_api, _read_gemini_api, reads_keys=frozenset(("contents", "systemInstruction", "system_instruction", "tools", "model")))
+FORMAT = Format("gemini-api", N_("Gemini API request (contents)"), _is_gemini_api, _read_gemini_api, reads_keys=frozenset(("contents", "systemInstruction", "system_instruction", "tools", "model")), shape='an object with "contents", a list of {"role", "parts"}')

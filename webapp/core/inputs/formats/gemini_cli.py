@@ -128,4 +128,4 @@ def _read_gemini_cli(raw: dict | JsonLines) -> Imported:
     return imported
 
 
-FORMAT = Format("gemini-cli", N_("Gemini CLI session"), _is_gemini_cli, _read_gemini_cli, reads_keys=frozenset(("messages", "sessionId", "projectHash")))
+FORMAT = Format("gemini-cli", N_("Gemini CLI session"), _is_gemini_cli, _read_gemini_cli, reads_keys=frozenset(("messages", "sessionId", "projectHash")), shape='a session object with "messages" and "sessionId", or its JSON Lines')

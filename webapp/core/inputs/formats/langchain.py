@@ -98,4 +98,4 @@ def _read_langchain(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("langchain", N_("LangChain / LangGraph messages"), _is_langchain, _read_langchain, reads_keys=frozenset(("messages",)))
+FORMAT = Format("langchain", N_("LangChain / LangGraph messages"), _is_langchain, _read_langchain, reads_keys=frozenset(("messages",)), shape='messages with a "type" of human, ai or tool and no "role"')

@@ -114,4 +114,4 @@ def _read_ollama(raw: dict) -> Imported:
     return Imported("ollama", messages, tools, "tools", origins, said(counts, NOTES), model=model)
 
 
-FORMAT = Format("ollama", N_("Ollama /api/chat body"), _is_ollama, _read_ollama, reads_keys=frozenset(("message", "done", "messages", "options", "keep_alive", "format", "think", "tools", "model")))
+FORMAT = Format("ollama", N_("Ollama /api/chat body"), _is_ollama, _read_ollama, reads_keys=frozenset(("message", "done", "messages", "options", "keep_alive", "format", "think", "tools", "model")), shape='an /api/chat request with "messages" and Ollama fields such as "options" or "keep_alive", or its response with "message" and "done"')

@@ -168,4 +168,4 @@ def _check_invisible_ids(check: Check, messages: list[Message]) -> None:
             seen.setdefault(visible, (call_id, where))
 
 
-FORMAT = Format("openai-chat", N_("OpenAI chat completions"), _is_chat, _read_chat, reads_keys=frozenset(("messages", "tools", "functions")))
+FORMAT = Format("openai-chat", N_("OpenAI chat completions"), _is_chat, _read_chat, reads_keys=frozenset(("messages", "tools", "functions")), shape='a JSON list of messages, or an object with "messages"')

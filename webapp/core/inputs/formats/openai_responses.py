@@ -144,4 +144,4 @@ def _responses_output(check: Check, output: Any, at: str, images: list[dict]) ->
     return parts
 
 
-FORMAT = Format("openai-responses", N_("OpenAI Responses API input items"), _is_responses, _read_responses, reads_keys=frozenset(("input", "messages", "history", "instructions", "tools")))
+FORMAT = Format("openai-responses", N_("OpenAI Responses API input items"), _is_responses, _read_responses, reads_keys=frozenset(("input", "messages", "history", "instructions", "tools")), shape='an object with "input", or a list of typed items')

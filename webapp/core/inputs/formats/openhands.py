@@ -186,4 +186,4 @@ def _read_openhands(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("openhands", N_("OpenHands trajectory"), _is_openhands, _read_openhands, runs=_runs, reads_keys=frozenset(("instance_id", "history", "metadata")))
+FORMAT = Format("openhands", N_("OpenHands trajectory"), _is_openhands, _read_openhands, runs=_runs, reads_keys=frozenset(("instance_id", "history", "metadata")), shape='a list of events with "action" or "observation", a run with "instance_id" and "history", or output.jsonl')

@@ -148,4 +148,4 @@ def _read_history(api: str, history: list, places: list[str], first: dict[str, t
     return Imported("recorded", imported.messages, imported.tools, imported.tools_field, [place(origin) for origin in imported.origins], imported.notes)
 
 
-FORMAT = Format("recorded", N_("Run recorded by compaction-playground record"), _is_recorded, _read_recorded, reads_keys=frozenset(("recorded_by", "calls")))
+FORMAT = Format("recorded", N_("Run recorded by compaction-playground record"), _is_recorded, _read_recorded, reads_keys=frozenset(("recorded_by", "calls")), shape='an object with "recorded_by" and "calls"')

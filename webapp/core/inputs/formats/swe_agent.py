@@ -59,4 +59,4 @@ def _read_swe_agent(raw: Any) -> Imported:
     return Imported("swe-agent", messages, [], "tools", [f"history[{i}]" for i in range(len(history))], notes, frozenset(examples))
 
 
-FORMAT = Format("swe-agent", N_("SWE-agent trajectory"), _is_swe_agent, _read_swe_agent, reads_keys=frozenset(("history", "messages")))
+FORMAT = Format("swe-agent", N_("SWE-agent trajectory"), _is_swe_agent, _read_swe_agent, reads_keys=frozenset(("history", "messages")), shape='an object with "history" (a .traj file)')

@@ -81,4 +81,4 @@ def _read_vercel(raw: Any) -> Imported:
     return imported
 
 
-FORMAT = Format("vercel-ai", N_("Vercel AI SDK messages"), _is_vercel, _read_vercel, reads_keys=frozenset(("messages",)))
+FORMAT = Format("vercel-ai", N_("Vercel AI SDK messages"), _is_vercel, _read_vercel, reads_keys=frozenset(("messages",)), shape='messages whose parts include "tool-call" or "tool-result"')

@@ -18,7 +18,7 @@ from ....core.analysis.compaction_cost import CompactionCost, compaction_costs
 from ....core.analysis.metrics import call_metrics, replay_hits
 from ....core.engine.calls import Replay, per_replay
 from ....core.drawing.block_versions import first_version
-from ....core.strategy_catalog import STRATEGIES
+from ....core.engine.strategy_catalog import STRATEGIES
 from ...languages import money, percent, whole_numbers
 from ...state import PageState
 
