@@ -17,6 +17,8 @@ strategy that never reaches its line at a point sends what "none" sends, so that
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..collector import without_collection
@@ -286,9 +288,13 @@ def _what_matters(scenario: Scenario, settings: Settings) -> Settings:
 
 
 @without_collection
-def sweep(scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None) -> Sweep:
+def sweep(
+    scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Sweep:
     """The comparison at every line and KEEP of `span` (checked: SettingsError), each
-    column a point; a point two lines share is kept once."""
+    column a point; a point two lines share is kept once. `progress(done, total)` is told
+    after each comparison (a progress bar's steps)."""
     settings = settings or scenario.settings
     pricing = pricing or session_basis(scenario).pricing
     span = check_range(span or SweepRange())
@@ -296,12 +302,16 @@ def sweep(scenario: Scenario, settings: Settings | None = None, pricing: Pricing
     keeps = span.keep_values(settings)
     seen: dict[tuple[str, int, float], SweepPoint] = {}
     given: dict[tuple[str, int, float], SweepPoint] = {}
-    for keep in keeps:
-        for line in span.lines:
-            for column in compare(scenario, point_settings(settings, line, keep), pricing, run=shared.get, keys=shared.keys, fixed=SWEPT).columns:
-                where = (column.key, keep, round(column.settings.effective_threshold, 6))
-                given[(column.key, keep, round(line, 6))] = seen.setdefault(where, SweepPoint.of(column))
+    total = len(keeps) * len(span.lines) + 1
+    tell = progress or (lambda done, total: None)
+    for index, (keep, line) in enumerate(itertools.product(keeps, span.lines)):
+        tell(index, total)
+        for column in compare(scenario, point_settings(settings, line, keep), pricing, run=shared.get, keys=shared.keys, fixed=SWEPT).columns:
+            where = (column.key, keep, round(column.settings.effective_threshold, 6))
+            given[(column.key, keep, round(line, 6))] = seen.setdefault(where, SweepPoint.of(column))
+    tell(total - 1, total)
     order = {key: index for index, key in enumerate(dict.fromkeys(key for key, _, _ in seen))}
     points = sorted(seen.values(), key=lambda p: (order[p.key], p.keep, p.line))
     current = compare(scenario, settings, pricing, run=shared.get, keys=shared.keys)
+    tell(total, total)
     return Sweep(scenario, settings, pricing, span, span.lines, keeps, points, current, given)
