@@ -8,6 +8,9 @@ sweep starts from, and weighs its advice against, are the play page's.
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 from flask import Blueprint, g, redirect, request
 from flask_babel import format_number
 from flask_babel import gettext as _
@@ -18,6 +21,10 @@ from ...core.analysis.verdict import Name
 from ...core.drawing.sweep_chart import bill_chart
 from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
+from ..job_queue import Reporter
+from ..jobs import StillComputing, computed, job_key
+from ..limits import runs_as_job
+from ..services import replays
 from ..languages import money, percent
 from ..state import PageState, StateError, read_state
 from ..twins import Table, Twins
@@ -27,13 +34,48 @@ blueprint = Blueprint("sweep", __name__)
 
 
 def sweep_for(view: PageState) -> Sweep:
-    """The sweep the URL asks for, or StateError 400 saying what is wrong with its range."""
+    """The sweep the URL asks for, or StateError 400 saying what is wrong with its range. A
+    long chat's is computed by a job (web/jobs.py): StillComputing until it is done."""
+    span = sweep_range(view)
+    g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
+    if runs_as_job(len(view.scenario.script)):
+        return unpack(computed(compute, sweep_key(view)), view)
+    return sweep(view.scenario, view.settings, view.pricing, span)
+
+
+def sweep_range(view: PageState) -> SweepRange:
     span = SweepRange(view.line_from, view.line_to, view.line_step, parse_keeps(view.keeps))
     problems = range_problems(span)
     if problems:
         raise StateError(400, [_(message) % values for message, values in problems])
-    g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
-    return sweep(view.scenario, view.settings, view.pricing, span)
+    return span
+
+
+def sweep_key(view: PageState) -> str:
+    """The job's key: the chat, and what in the URL changes the sweep (not its language or
+    how it is shown)."""
+    params = {name: value for name, value in view.params().items() if name not in PRESENTATION}
+    return job_key("sweep", f"{view.scenario.id} {view.scenario.source}", params, str(replays().summarizer))
+
+
+def compute(report: Reporter) -> bytes:
+    """The job: the sweep of the page this request context is for, packed (`pack`)."""
+    view = read_state(request.view_args["scenario_id"], request.args, "sweep.page")
+    return pack(sweep(view.scenario, view.settings, view.pricing, sweep_range(view), progress=report))
+
+
+def pack(result: Sweep) -> bytes:
+    """A sweep as a job keeps it: its figures, without the chat (every page has it) or the
+    comparison at the current settings (its replays: what the advice needed of it is kept)."""
+    kept = copy.copy(result)
+    kept.scenario, kept.current = None, None
+    return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(data: bytes, view: PageState) -> Sweep:
+    result = pickle.loads(data)
+    result.scenario = view.scenario
+    return result
 
 
 def lighter_sweeps(view: PageState, span: SweepRange) -> list[tuple[str, str]]:
@@ -52,7 +94,10 @@ SWEEP = Fragments(
     target="panel",
     form=("sweep-controls", "sweep_controls"),
     from_elsewhere=("panel", "languages"),
+    poll="job-progress",
 )
+# What the URL says of how the sweep is shown, not of what is computed.
+PRESENTATION = ("lang", "projector", "call", "block", "play", "speed")
 
 
 @blueprint.route("/sweep/<scenario_id>", endpoint="page")
@@ -86,20 +131,28 @@ def page_csv(view: PageState, result: Sweep) -> Table:
 
 
 def panel_context(view: PageState) -> dict:
-    result = sweep_for(view)
     title = view.scenario.text("title", view.lang)
-    return {
+    shown = {
         "view": view,
-        "sweep": result,
         "title": title,
         "page_title": _("Choose your settings") + " · " + title,
+        "keeps": sweep_range(view).keep_values(view.settings),
+        "keep_unit_words": _(KEEP_UNITS[view.settings.keep_unit]),
+    }
+    try:
+        result = sweep_for(view)
+    except StillComputing as still:
+        return {**shown, "waiting": still.progress, "poll_url": view.url("sweep.page")}
+    return {
+        **shown,
+        "waiting": None,
+        "sweep": result,
         "advice": advice(result.recommendation),
         "best": result.recommendation.best,
         "chart": bill_chart(result, point_name, tick_label=money),
         "phone_chart": bill_chart(result, point_name, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, tick_label=money),
         "tables": tables(view, result),
         "money": money,
-        "keep_unit_words": _(KEEP_UNITS[view.settings.keep_unit]),
         "link": lambda point: view.url("play.page", settings=point.settings, play=False),
     }
 
