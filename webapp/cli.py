@@ -17,9 +17,9 @@ from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
 from .core.analysis.pricing import Pricing, parse_pricing
 from .core.analysis.provider_prices import session_basis
-from .core.engine.replay import replay
+from .core.engine.replays import Replays
 from .core.inputs.scenarios import ScenarioError
-from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
+from .core.engine.remote_summarizer import SummarizerError
 from .core.output.serialize import billing_json, origin_json, recorded_json, replay_json, window_json
 from .core.settings import Settings, SettingsError, parse_settings
 from .core.engine.strategy_catalog import STRATEGIES
@@ -140,14 +140,14 @@ def _run(argv: list[str] | None) -> int:
         scenario = open_scenario(args.scenario)
         values = {name: getattr(args, name) for name in Settings.model_fields}
         settings = parse_settings(values, scenario.settings)
+        replays = Replays.configured()  # the summarizer of PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY, if set
         if args.command == "sweep":
             from .sweep_command import run_sweep
 
-            return run_sweep(args, scenario, settings, _pricing(args, scenario))
+            return run_sweep(args, scenario, settings, _pricing(args, scenario), replays)
         if args.command == "compare":
-            return _compare(args, scenario, settings)
-        endpoint = summarizer_config()  # PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY
-        result = replay(scenario, settings, OpenAICompatibleSummarizer(endpoint) if endpoint else None)
+            return _compare(args, scenario, settings, replays)
+        result = replays.get(scenario, settings)
     except (ScenarioError, SettingsError, SummarizerError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -164,13 +164,16 @@ def _pricing(args: argparse.Namespace, scenario) -> Pricing:
     return parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}, session_basis(scenario).pricing)
 
 
-def _compare(args: argparse.Namespace, scenario, settings: Settings) -> int:
+def _compare(args: argparse.Namespace, scenario, settings: Settings, replays: Replays) -> int:
     """The comparison as a table or JSON. Raises SettingsError for a bad price or call."""
     from .core.analysis.compare import check_call, compare
-    from .core.analysis.comparison_data import comparison_json
+    from .core.analysis.comparison_data import comparison_json, left_out_warning
 
-    comparison = compare(scenario, settings, _pricing(args, scenario))
+    comparison = compare(scenario, settings, _pricing(args, scenario), run=replays.get)
     call = check_call(comparison, args.call)
+    warning = left_out_warning(comparison.unavailable)
+    if warning:
+        print(warning, file=sys.stderr)
     if args.json:
         json.dump(comparison_json(comparison, call), sys.stdout, ensure_ascii=False, indent=1)
         print()

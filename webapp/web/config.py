@@ -22,8 +22,11 @@ FORM_ROOM = 64 * 1024
 
 DEFAULTS = {
     "SCENARIOS_DIR": SCENARIOS_DIR,
-    "REPLAY_CACHE_SIZE": 64,
-    # Per worker. One replay of a 1,000-message transcript holds up to about 30 MB.
+    # Per worker, every page's replays (core/engine/replays.py). The bytes are the bound: one
+    # replay of a 1,000-message transcript holds up to about 30 MB, one of the bike shop 25 KB.
+    # The count only keeps the table small; it must hold a sweep's, about 300 by default
+    # (long haul's weigh about 86 MB), or a new price would replay what it let go.
+    "REPLAY_CACHE_SIZE": 1024,
     "REPLAY_CACHE_MAX_BYTES": 128 * 1024 * 1024,
     "BABEL_DEFAULT_LOCALE": "en",
     "BABEL_TRANSLATION_DIRECTORIES": str(data_folder("translations")),

@@ -128,9 +128,20 @@ class ProcessPool:
         return self._pending < self.app.config["JOB_PROCESSES"] + self.app.config["JOB_WAITING"]
 
     def submit(self, compute: Callable[[Reporter], bytes], spec: JobSpec) -> None:
+        """Hands the job to the pool from a thread of its own: the first job of a worker starts
+        the pool's processes, which takes a second or two that the page does not wait for."""
         with self._lock:
             self._pending += 1
-        future = self._pool().submit(run_job, compute, spec)
+        threading.Thread(target=self._submit, args=(compute, spec), name=f"job {spec.key}", daemon=True).start()
+
+    def _submit(self, compute: Callable[[Reporter], bytes], spec: JobSpec) -> None:
+        try:
+            future = self._pool().submit(run_job, compute, spec)
+        except Exception as error:  # the pool could not start: the job fails, the page says so
+            failed: Future = Future()
+            failed.set_exception(error)
+            self._done(spec, failed)
+            return
         future.add_done_callback(lambda done: self._done(spec, done))
 
     def _pool(self) -> ProcessPoolExecutor:

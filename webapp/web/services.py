@@ -1,6 +1,7 @@
 """What the app keeps between requests, read-mostly, and the accessors pages use: the scenario
-library (loaded once, at start), the bounded cache of replays (with the summarizer endpoint,
-when one is configured), and the store of pasted transcripts. Nothing else outlives a request.
+library (loaded once, at start), the replays (one bounded cache for every page, through the
+summarizer endpoint when one is configured), and the store of pasted transcripts. Nothing
+else outlives a request.
 """
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from pathlib import Path
 
 from flask import Flask, current_app, g
 
-from ..core.engine.remote_summarizer import OpenAICompatibleSummarizer, end_time_budget, start_time_budget, summarizer_config
+from ..core.engine.remote_summarizer import end_time_budget, start_time_budget
+from ..core.engine.replays import Replays
 from ..core.inputs.library import Library, load_library
 from ..core.inputs.store import StoredTranscripts, TranscriptStore
 from .redis_link import shared_redis
-from .replays import ReplayCache
 from .shared_failures import SharedFailures
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -22,13 +23,12 @@ POSTGRES_SCHEMES = ("postgresql", "postgres")
 def init_app(app: Flask) -> None:
     config = app.config
     app.extensions["scenario_library"] = load_library(Path(config["SCENARIOS_DIR"]), *map(Path, config["USER_SCENARIOS_DIRS"]))
-    # An OpenAI-compatible endpoint for summarize, when configured (README: "A real summarizer").
-    endpoint = summarizer_config(config)
-    summarizer = OpenAICompatibleSummarizer(endpoint) if endpoint else None
+    # Every page's replays, through an OpenAI-compatible endpoint for summaries when one is
+    # configured (README: "A real summarizer").
+    replays = app.extensions["replay_cache"] = Replays.configured(config, size=config["REPLAY_CACHE_SIZE"], max_bytes=config["REPLAY_CACHE_MAX_BYTES"])
     link = shared_redis(app)
-    if summarizer is not None and link is not None:  # its failures remembered by every host
-        summarizer.failures = SharedFailures(link, endpoint)
-    app.extensions["replay_cache"] = ReplayCache(config["REPLAY_CACHE_SIZE"], config["REPLAY_CACHE_MAX_BYTES"], summarizer)
+    if replays.summarizer is not None and link is not None:  # its failures remembered by every host
+        replays.summarizer.failures = SharedFailures(link, replays.summarizer.config)
     app.extensions["transcript_store"] = open_store(config)
 
     @app.before_request
@@ -71,7 +71,9 @@ def library() -> Library:
     return current_app.extensions["scenario_library"]
 
 
-def replays() -> ReplayCache:
+def replays() -> Replays:
+    """The one way a page gets a replay (core/engine/replays.py): `get` for the replay of
+    exactly its settings, `sending` for the sweep's many."""
     return current_app.extensions["replay_cache"]
 
 

@@ -8,11 +8,12 @@ invalid requests) and calls a point safe exactly when the verdict may recommend 
 harness runs at the line asked too, not at its product's default; a product that only lowers
 its line stays at its default above it, so two lines may give one point.
 
-The many replays share their work (`SharedReplays`): one replay per distinct setting that
-changes what is sent, each message tokenized once (the token counter's cache), and each
-strategy's replay starts from "none"'s at the call where it first acts (`replay_from`): a
-strategy that never reaches its line at a point sends what "none" sends, so that replay is
-"none"'s.
+The many replays share their work (`Replays.sending`, engine/replays.py): one replay per
+distinct setting that changes what is sent, each message tokenized once (the token counter's
+cache), and each strategy's replay starts from "none"'s at the call where it first acts
+(`replay_from`): a strategy that never reaches its line at a point sends what "none" sends,
+so that replay is "none"'s. Given the server's `Replays`, the sweep's replays outlive it, so
+the same sweep at other prices replays nothing.
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..collector import without_collection
-from ..engine.calls import Replay
-from ..engine.replay import as_if, replay, replay_from
+from ..engine.replays import Replays
 from ..i18n import N_
 from ..model import Scenario
 from ..settings import Settings, SettingsError
@@ -208,6 +208,8 @@ class Sweep:
     # The point each line asked gives, by (column, KEEP, line asked): a product that only
     # lowers its line gives the point of its own line at every line above it.
     given: dict[tuple[str, int, float], SweepPoint] = field(default_factory=dict)
+    # Columns whose summarizer failed, with why (for the log): the others are still swept.
+    unavailable: dict[str, str] = field(default_factory=dict)
     recommendation: Recommendation = field(init=False)
 
     def __post_init__(self) -> None:
@@ -250,68 +252,38 @@ def point_settings(settings: Settings, line: float, keep: int) -> Settings:
     return Settings(**{**settings.model_dump(), **update})
 
 
-class SharedReplays:
-    """The replays of a sweep, each made once. Every strategy sends what "none" sends until
-    the first call where it acts: its replay takes "none"'s calls up to there, and is "none"'s
-    own, with its settings and its product's notices about its line, when it never acts."""
-
-    def __init__(self) -> None:
-        self.made: dict[Settings, Replay] = {}
-        self.keys = MessageKeys()
-
-    def get(self, scenario: Scenario, settings: Settings) -> Replay:
-        key = _what_matters(scenario, settings)
-        found = self.made.get(key)
-        if found is None:
-            if settings.strategy == "none":
-                found = replay(scenario, settings)
-            else:
-                found = replay_from(self.get(scenario, Settings(**{**settings.model_dump(), "strategy": "none", "keep_facts": False})), settings)
-            self.made[key] = found
-        return found if found.settings == settings else as_if(found, settings)
-
-
-def _what_matters(scenario: Scenario, settings: Settings) -> Settings:
-    """The settings with what changes no figure of the sweep made equal: "none" sends the
-    same at every line and KEEP (only its alert warnings and where KEEP starts differ); a
-    harness that draws its own KEEP ignores keep and keep_unit; a product that lowers the
-    line asked compacts at the line it lowers it to; keep facts tells nothing to the
-    summarizer of a chat without critical facts."""
-    if settings.strategy == "none":
-        return Settings(strategy="none", window=settings.window, model_window=settings.model_window, counter=settings.counter, threshold=1.0)
-    update: dict[str, object] = {"threshold": settings.effective_threshold}
-    if STRATEGIES[settings.strategy].keep_rule:
-        update.update(keep=1, keep_unit="requests")
-    if not scenario.facts:
-        update["keep_facts"] = False
-    return settings.model_copy(update=update)
-
-
 @without_collection
 def sweep(
-    scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None,
+    scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None, replays: Replays | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Sweep:
     """The comparison at every line and KEEP of `span` (checked: SettingsError), each
-    column a point; a point two lines share is kept once. `progress(done, total)` is told
-    after each comparison (a progress bar's steps)."""
+    column a point; a point two lines share is kept once. Its replays come from `replays`
+    (`sending`), by default a new one with the offline summarizer. `progress(done, total)` is
+    told after each comparison (a progress bar's steps)."""
     settings = settings or scenario.settings
     pricing = pricing or session_basis(scenario).pricing
     span = check_range(span or SweepRange())
-    shared = SharedReplays()
-    keeps = span.keep_values(settings)
+    replays = Replays() if replays is None else replays  # (an empty one is falsy: it has a length)
+    keys = MessageKeys()  # the messages' cache keys, shared by every comparison of the chat
+    keep_values = span.keep_values(settings)
     seen: dict[tuple[str, int, float], SweepPoint] = {}
     given: dict[tuple[str, int, float], SweepPoint] = {}
-    total = len(keeps) * len(span.lines) + 1
+    unavailable: dict[str, str] = {}
+    total = len(keep_values) * len(span.lines) + 1
     tell = progress or (lambda done, total: None)
-    for index, (keep, line) in enumerate(itertools.product(keeps, span.lines)):
+    for index, (keep, line) in enumerate(itertools.product(keep_values, span.lines)):
         tell(index, total)
-        for column in compare(scenario, point_settings(settings, line, keep), pricing, run=shared.get, keys=shared.keys, fixed=SWEPT).columns:
+        comparison = compare(scenario, point_settings(settings, line, keep), pricing, run=replays.sending, keys=keys, fixed=SWEPT)
+        unavailable.update(comparison.unavailable)
+        for column in comparison.columns:
             where = (column.key, keep, round(column.settings.effective_threshold, 6))
             given[(column.key, keep, round(line, 6))] = seen.setdefault(where, SweepPoint.of(column))
     tell(total - 1, total)
     order = {key: index for index, key in enumerate(dict.fromkeys(key for key, _, _ in seen))}
     points = sorted(seen.values(), key=lambda p: (order[p.key], p.keep, p.line))
-    current = compare(scenario, settings, pricing, run=shared.get, keys=shared.keys)
+    current = compare(scenario, settings, pricing, run=replays.sending, keys=keys)
+    unavailable.update(current.unavailable)
+    replays.settle()
     tell(total, total)
-    return Sweep(scenario, settings, pricing, span, span.lines, keeps, points, current, given)
+    return Sweep(scenario, settings, pricing, span, span.lines, keep_values, points, current, given, unavailable)

@@ -7,10 +7,9 @@ import hashlib
 
 from dataclasses import replace
 
-from ..engine.history import tool_pair_problems
 from ..engine.replay import replay
 from ..i18n import N_
-from ..model import Origin, Scenario, ScriptMessage
+from ..model import Origin, Scenario, ScriptMessage, tool_pair_problems
 from ..counting.windows import model_window
 from ..settings import Settings
 from .formats import FormatError, detect, import_transcript, parse

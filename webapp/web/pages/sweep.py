@@ -1,6 +1,7 @@
 """The sweep page: every strategy over a range of lines and KEEP values, to choose settings.
 
-`sweep_for` is the page's one data function; `/sweep/<id>` renders it as the full page or,
+`sweep_for` is the page's one data function, its replays the server's (`services.replays`, kept
+between requests, so a new price replays nothing); `/sweep/<id>` renders it as the full page or,
 for htmx, its panels (web/htmx.py); `.json` and `.csv` are the same data. The range is part of
 the page state (web/state.py: `line_from`, `line_to`, `line_step`, `keeps`); the settings the
 sweep starts from, and weighs its advice against, are the play page's.
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 
-from flask import Blueprint, g, redirect, request
+from flask import Blueprint, current_app, g, redirect, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
@@ -19,13 +21,14 @@ from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint,
 from ...core.analysis.sweep_data import point_row, sweep_json
 from ...core.analysis.verdict import Name
 from ...core.drawing.sweep_chart import bill_chart
+from ...core.engine.replays import chat_hash
 from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
 from ..job_queue import Reporter
 from ..jobs import StillComputing, computed, job_key
+from ..languages import money, percent
 from ..limits import runs_as_job
 from ..services import replays
-from ..languages import money, percent
 from ..state import PageState, StateError, read_state
 from ..twins import Table, Twins
 from .compare import PHONE_CHART, column_name
@@ -40,7 +43,7 @@ def sweep_for(view: PageState) -> Sweep:
     g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
     if runs_as_job(len(view.scenario.script)):
         return unpack(computed(compute, sweep_key(view)), view)
-    return sweep(view.scenario, view.settings, view.pricing, span)
+    return swept(view, span)
 
 
 def sweep_range(view: PageState) -> SweepRange:
@@ -51,17 +54,26 @@ def sweep_range(view: PageState) -> SweepRange:
     return span
 
 
+def swept(view: PageState, span: SweepRange, progress: Callable[[int, int], None] | None = None) -> Sweep:
+    """The sweep, its replays the server's (`services.replays`, kept between requests, so a
+    new price replays nothing)."""
+    result = sweep(view.scenario, view.settings, view.pricing, span, replays(), progress=progress)
+    for key, why in result.unavailable.items():
+        current_app.logger.warning("summarizer, column %s left out of the sweep: %s", key, why)
+    return result
+
+
 def sweep_key(view: PageState) -> str:
-    """The job's key: the chat, and what in the URL changes the sweep (not its language or
-    how it is shown)."""
+    """The job's key: the chat, what in the URL changes the sweep (not its language or how it
+    is shown), and the summarizer."""
     params = {name: value for name, value in view.params().items() if name not in PRESENTATION}
-    return job_key("sweep", f"{view.scenario.id} {view.scenario.source}", params, str(replays().summarizer))
+    return job_key("sweep", chat_hash(view.scenario), params, replays().summarizer_name)
 
 
 def compute(report: Reporter) -> bytes:
     """The job: the sweep of the page this request context is for, packed (`pack`)."""
     view = read_state(request.view_args["scenario_id"], request.args, "sweep.page")
-    return pack(sweep(view.scenario, view.settings, view.pricing, sweep_range(view), progress=report))
+    return pack(swept(view, sweep_range(view), report))
 
 
 def pack(result: Sweep) -> bytes:
