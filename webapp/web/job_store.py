@@ -27,6 +27,7 @@ from pathlib import Path
 from .redis_link import RedisDown, RedisLink
 
 QUEUED, RUNNING, FAILED = "queued", "running", "failed"
+TURN = "turn"  # not started: the client's last long chat is computed, or it rests after it
 FAILURE_SECONDS = 60  # a failure is shown that long, then asking again starts the job again
 
 

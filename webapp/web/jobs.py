@@ -8,7 +8,8 @@ Its JSON and CSV twins answer 202 with the progress meanwhile.
 
 Starting a job takes the client's share of long chats (web/shares.py) for as long as the job
 computes, and its rest after: a client has one job computing at a time, everywhere LIMITS_STORE
-counts. Asking for a job someone has started, or for its result, costs nothing.
+counts, and its next waits for its turn, its page saying so. Asking for a job someone has
+started, or for its result, costs nothing.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from ..core.engine.remote_summarizer import SummarizerError
 from ..core.inputs.store_faults import StoreUnreachable
 from ..core.time_budget import BudgetExceeded
 from .job_queue import JobSpec, ProcessPool, RedisQueue, Reporter
-from .job_store import FAILED, QUEUED, FolderJobs, Progress, RedisJobs
+from .job_store import FAILED, QUEUED, TURN, FolderJobs, Progress, RedisJobs
 from .limits import LongChatsBusy
 from .redis_link import RedisDown, shared_redis
+from .shares import OverShare
 
 POLL_SECONDS = 1  # how often a waiting page asks again
 
@@ -93,7 +95,9 @@ def computed(compute: Callable[[Reporter], bytes], key: str) -> bytes:
 
 
 def start(compute: Callable[[Reporter], bytes], key: str) -> Progress:
-    """Starts the job unless someone just did; takes the client's share (OverShare: 429)."""
+    """Starts the job unless someone just did, taking the client's share; while the client's
+    last long chat is computed, or it rests after it, the job waits for its turn (TURN): the
+    page's next poll tries again."""
     app = current_app._get_current_object()
     config, jobs = app.config, app.extensions["job_store"]
     pool: ProcessPool = app.extensions["job_pool"]
@@ -103,7 +107,10 @@ def start(compute: Callable[[Reporter], bytes], key: str) -> Progress:
     # Queued, a job's lease lasts as long as the longest job ahead of it may; running, it is
     # renewed at each word of progress (JOB_LEASE_SECONDS).
     lease = config["JOB_WALL_SECONDS"]
-    ticket = app.extensions["client_shares"].enter(request.remote_addr or "unknown", wait_seconds=0, lease=2 * lease)
+    try:
+        ticket = app.extensions["client_shares"].enter(request.remote_addr or "unknown", wait_seconds=0, lease=2 * lease)
+    except OverShare:
+        return Progress(TURN)
     if not jobs.claim(key, lease):  # another visitor started it a moment ago
         app.extensions["client_shares"].leave(ticket, 0)
         return jobs.progress(key) or Progress(QUEUED)
