@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from bench.transcript import generate_transcript
-from tests.servers import RedisServer, empty_schema, started
+from tests import long_chats
+from tests.servers import empty_schema
 from webapp import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,9 +37,7 @@ def host(tmp_path: Path, name: str, **config):
 
 
 def visitor(app, number: int = 1):
-    client = app.test_client()
-    client.environ_base["REMOTE_ADDR"] = f"10.0.1.{number}"
-    return client
+    return long_chats.visitor(app, number, network="10.0.1")
 
 
 def sweep_url(client, body: str) -> str:
@@ -75,17 +74,6 @@ def data(client, url: str):
     answer = client.get(f"{url}.json")
     assert answer.status_code == 200
     return answer.get_json()
-
-
-@pytest.fixture
-def redis_store(redis_url):
-    """The session's Redis, emptied."""
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    client.close()
-    return redis_url
 
 
 @contextlib.contextmanager
@@ -190,13 +178,6 @@ def test_one_client_has_one_job_computing_at_a_time_across_hosts(redis_store, tm
     until_done(visitor(first, 1), url)
     _, done = until_done(visitor(second, 1), url + "?keeps=1")  # its turn came, then its result
     assert 'id="advice"' in done.get_data(as_text=True)
-
-
-@pytest.fixture
-def own_redis():
-    server = started(RedisServer)
-    yield server
-    server.remove()
 
 
 @pytest.fixture

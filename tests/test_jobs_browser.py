@@ -5,43 +5,21 @@ the page first answers is measured by bench/jobs.py, not here.)"""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 import urllib.parse
-from pathlib import Path
 
 from playwright.sync_api import expect
 
-from bench.server import free_port, wait_until_answering
 from bench.transcript import pasteable_transcript
-
-
-@contextlib.contextmanager
-def production_server(folder: Path, workers: int = 2):
-    """`compaction-playground serve` as an operator starts it (its transcripts and jobs in the
-    checkout's instance folder), its log in `folder`."""
-    port = free_port()
-    environment = {**os.environ, "CONTROL_SOCKET": str(folder / "gunicorn.ctl")}
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "gunicorn.log", "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "webapp", "serve", "--port", str(port), "--workers", str(workers)],
-                                   cwd=folder, env=environment, stdout=subprocess.DEVNULL, stderr=log)
-    try:
-        wait_until_answering(port, "/", process, 120, f"compaction-playground serve did not start: {folder / 'gunicorn.log'}")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(30)
+from tests.servers import production_server
 
 
 def test_a_pasted_1000_message_sessions_sweep_shows_a_bar_then_its_result_without_a_reload(page, tmp_path):
     # A chat of its own (the server keeps results by their inputs: an earlier run's is not this one's).
     body = json.dumps(pasteable_transcript(1000, seed=time.time_ns()), ensure_ascii=False)
+    # Its transcripts and jobs in the checkout's instance folder, as `serve` keeps them.
     with production_server(tmp_path / "server") as base:
         page.goto(f"{base}/transcripts/new")
         # Into the real textarea at once (Playwright's fill types 1.3 MB for longer than the test may wait).

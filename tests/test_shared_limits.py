@@ -6,13 +6,10 @@ itself when Redis answers again."""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 
-import pytest
-
-from tests.servers import RedisServer, started
+from tests.long_chats import holding, visitor
 from tests.test_remote_summarizer import serve_fake
 from webapp import create_app
 
@@ -24,69 +21,10 @@ def host(tmp_path, name: str, redis: str, **config):
     return create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path / name), "LIMITS_STORE": redis, **config})
 
 
-def visitor(app, number: int):
-    """A test client from a visitor of its own (its own address)."""
-    client = app.test_client()
-    client.environ_base["REMOTE_ADDR"] = f"10.0.0.{number}"
-    return client
-
-
-@pytest.fixture
-def redis_store(redis_url):
-    """The session's Redis, emptied: each test starts with no share, rest or count."""
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    client.flushdb()
-    client.close()
-    return redis_url
-
-
-@pytest.fixture(scope="module")
-def own_redis():
-    """A Redis of this module's own, which its tests stop and start."""
-    server = started(RedisServer)
-    yield server
-    server.remove()
-
-
-@pytest.fixture
-def own_store(own_redis):
-    if not own_redis.answers():  # a test that failed while it was stopped
-        own_redis.start()
-    return own_redis.url
-
-
-@contextlib.contextmanager
-def holding(app, number: int, path: str = "/compare/receipt"):
-    """Visitor `number` asks `app` for a long chat, which stays computing inside the block."""
-    cache = app.extensions["replay_cache"]
-    computing, release = threading.Event(), threading.Event()
-    plain_get = cache.get
-
-    def slow_get(scenario, settings):
-        if scenario.id == "receipt":
-            computing.set()
-            release.wait(30)
-        return plain_get(scenario, settings)
-
-    cache.get = slow_get
-    answers: list[int] = []
-    holder = threading.Thread(target=lambda: answers.append(visitor(app, number).get(path).status_code))
-    holder.start()
-    assert computing.wait(30)
-    try:
-        yield answers
-    finally:
-        release.set()
-        holder.join(30)
-        cache.get = plain_get
-
-
 def test_one_clients_long_chat_on_one_host_is_its_share_on_the_other(redis_store, tmp_path):
     first = host(tmp_path, "first", redis_store, **LONG)
     second = host(tmp_path, "second", redis_store, **LONG, LONG_CHAT_WAIT_SECONDS=0.5)
-    with holding(first, 1) as answers:
+    with holding(first, 1) as (_, answers):
         response = visitor(second, 1).get("/compare/receipt?window=9000&lang=fr")
         assert response.status_code == 429 and response.headers["Retry-After"] == "5"
         assert "Vous avez déjà un long chat en cours de calcul ici" in response.get_data(as_text=True)
@@ -99,7 +37,7 @@ def test_a_long_chat_waits_on_the_other_host_until_the_first_is_done(redis_store
     first = host(tmp_path, "first", redis_store, **LONG)
     second = host(tmp_path, "second", redis_store, **LONG, LONG_CHAT_WAIT_SECONDS=20)
     waited: list[int] = []
-    with holding(first, 1) as answers:
+    with holding(first, 1) as (_, answers):
         waiting = threading.Thread(target=lambda: waited.append(visitor(second, 1).get("/compare/receipt.csv?window=9000").status_code))
         waiting.start()
         time.sleep(1)
@@ -139,9 +77,10 @@ def test_a_summarizer_failure_seen_by_one_host_spares_the_other_a_call(redis_sto
         assert answer.status_code == 502 and len(endpoint.requests) == 1, "the second host knew at once"
 
 
-def test_redis_stopped_mid_run_costs_only_the_sharing_and_it_comes_back_by_itself(own_redis, own_store, tmp_path):
-    first = host(tmp_path, "first", own_store, **LONG, LONG_CHAT_WAIT_SECONDS=0.5)
-    second = host(tmp_path, "second", own_store, **LONG, LONG_CHAT_WAIT_SECONDS=0.5)
+def test_redis_stopped_mid_run_costs_only_the_sharing_and_it_comes_back_by_itself(own_redis, tmp_path):
+    # No rest after a long chat: what is counted here is the one computing.
+    first = host(tmp_path, "first", own_redis.url, **LONG, LONG_CHAT_WAIT_SECONDS=0.5, CLIENT_REST_FACTOR=0)
+    second = host(tmp_path, "second", own_redis.url, **LONG, LONG_CHAT_WAIT_SECONDS=0.5, CLIENT_REST_FACTOR=0)
     own_redis.stop()
     for app in (first, second):
         client = visitor(app, 1)
