@@ -214,3 +214,24 @@ def test_redis_stopped_mid_run_and_started_again_loses_nothing(own_redis, postgr
         seen, done = until_done(visitor(second, 2), url, during=outage)
     assert len(seen) > 8 and 'id="advice"' in done.get_data(as_text=True)
     assert progress_of(visitor(first, 3).get(url)) is None, "and the result is there for everyone"
+
+
+def test_a_job_process_ends_with_the_worker_that_owns_it(tmp_path):
+    """A pool process whose worker is gone stops within a second or two (web/job_queue.py,
+    `watch_owner`), instead of computing on for nobody; here the owner is a short process."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from webapp.web.job_queue import start_job_process
+
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"), initializer=start_job_process,
+                               initargs=({**JOBS, "TRANSCRIPT_DIR": str(tmp_path / "transcripts")}, owner.pid))
+    computing = pool.submit(time.sleep, 120)
+    owner.wait()
+    started = time.monotonic()
+    with pytest.raises(BrokenProcessPool):
+        computing.result(timeout=30)
+    assert time.monotonic() - started < 10
+    pool.shutdown()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from .shares import Ticket
 log = logging.getLogger("webapp.jobs")
 
 REPORT_SECONDS = 0.25  # a job writes its progress at most this often
+OWNER_WATCH_SECONDS = 1.0
 QUEUE_NAME = "playground"
 
 
@@ -98,12 +100,27 @@ def run_job(compute: Callable[[Reporter], bytes], spec: JobSpec) -> float:
     return time.monotonic() - started
 
 
-def start_job_process(test_config: dict | None) -> None:
+def start_job_process(test_config: dict | None, owner: int) -> None:
     """A pool process's start: the app, made as the server's (the same config, the environment
-    it inherits), its context left open for every job the process runs."""
+    it inherits), its context left open for every job the process runs; and a watch on the
+    worker that owns the pool (`owner`, its pid)."""
     from . import create_app
 
     create_app(test_config).app_context().push()
+    threading.Thread(target=watch_owner, args=(owner,), name="owner watch", daemon=True).start()
+
+
+def watch_owner(owner: int) -> None:
+    """Ends this process within a second of its worker's end (stopped, restarted, recycled or
+    killed): Python's forkserver makes pool processes that would otherwise outlive it, computing
+    a job nobody reads and keeping the forkserver alive. The job's lease then runs out, and the
+    next visitor who asks for it starts it again on a worker that lives."""
+    while True:
+        time.sleep(OWNER_WATCH_SECONDS)
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os._exit(0)
 
 
 def run_queued_job(compute: Callable[[Reporter], bytes], spec: JobSpec) -> None:
@@ -152,7 +169,7 @@ class ProcessPool:
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(["webapp.web"])
                 self._executor = ProcessPoolExecutor(
-                    self.app.config["JOB_PROCESSES"], mp_context=context, initializer=start_job_process, initargs=(self.test_config,),
+                    self.app.config["JOB_PROCESSES"], mp_context=context, initializer=start_job_process, initargs=(self.test_config, os.getpid()),
                     max_tasks_per_child=self.app.config["JOB_TASKS_PER_PROCESS"],
                 )
             return self._executor
