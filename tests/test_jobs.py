@@ -107,7 +107,7 @@ def test_a_long_chats_sweep_answers_at_once_with_a_bar_that_advances_then_the_re
     assert seen == sorted(seen), "the bar never goes back"
     assert 'id="advice"' in done.get_data(as_text=True) and "<noscript><meta" not in done.get_data(as_text=True)
     # The same figures as the sweep computed in the request, by a server that makes no job of it.
-    computed_here = host(tmp_path, "sync", JOB_MESSAGES=10_000).test_client()
+    computed_here = host(tmp_path, "sync", JOB_MESSAGES=10_000, REQUEST_CPU_SECONDS=600, REQUEST_WALL_SECONDS=600).test_client()
     assert data(client, url) == data(computed_here, sweep_url(computed_here, chat()))
 
 
