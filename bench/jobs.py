@@ -131,7 +131,10 @@ def load_rows(options: argparse.Namespace, folder: Path) -> list[tuple[str, list
 
 
 def ms(values: list[float]) -> str:
-    return f"{statistics.median(values) * 1000:,.0f} ms" if values else "-"
+    """The median, and each round's in parentheses."""
+    if not values:
+        return "-"
+    return f"{statistics.median(values) * 1000:,.0f} ms ({', '.join(f'{value * 1000:,.0f}' for value in values)})"
 
 
 def main(argv: list[str] | None = None) -> int:
