@@ -86,3 +86,19 @@ def generate_transcript(count: int = 2000, seed: int = 7) -> dict:
             exchange = [exchange[0], {"role": "assistant", "content": rng.choice(ANSWERS).format(n=request)}][:room]
         messages += exchange
     return {"messages": messages, "tools": TOOLS}
+
+
+def pasteable_transcript(count: int = 1000, characters: int = 950_000, seed: int = 7) -> dict:
+    """The generated transcript of `count` messages in all (its system prompt and `count` - 1
+    others), its tool results cut by one share so that its messages and tools written as JSON
+    hold about `characters` characters: what a paste may hold (the store keeps at most
+    1,000,000 such characters and 1,000 messages) for the longest chat the playground takes."""
+    chat = generate_transcript(count - 1, seed)
+    results = [message for message in chat["messages"] if message["role"] == "tool"]
+    for _ in range(3):  # the JSON's escapes make the share a little off: twice more, closer
+        size = len(json.dumps(chat, ensure_ascii=False))
+        in_results = sum(len(json.dumps(message["content"], ensure_ascii=False)) for message in results)
+        share = min(1.0, max(0.0, 1 - (size - characters) / max(1, in_results)))
+        for message in results:
+            message["content"] = message["content"][: max(1, int(len(message["content"]) * share))]
+    return chat

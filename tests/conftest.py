@@ -69,6 +69,27 @@ def redis_url():
     yield from session_server(REDIS_URL, RedisServer)
 
 
+@pytest.fixture
+def redis_store(redis_url):
+    """The session's Redis, emptied: a test starts with no share, count, job or result."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    client.close()
+    return redis_url
+
+
+@pytest.fixture
+def own_redis():
+    """A Redis of the test's own, which it may stop and start again."""
+    from tests.servers import RedisServer, started
+
+    server = started(RedisServer)
+    yield server
+    server.remove()
+
+
 @pytest.fixture(params=["folder", "postgresql"])
 def stores(request, tmp_path):
     """An empty transcript store of each kind (tests/stores.py): the folder with its SQLite

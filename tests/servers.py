@@ -210,6 +210,25 @@ def session_server(variable: str, server_class) -> Iterator[str]:
     server.remove()
 
 
+@contextlib.contextmanager
+def production_server(folder: Path, workers: int = 2, **environment: str):
+    """`compaction-playground serve` (gunicorn, its asyncio workers) as an operator starts it,
+    with `environment` added to this process's, its log in `folder`; yields its base URL."""
+    from bench.server import wait_until_answering
+
+    port = free_port()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "gunicorn.log", "w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "webapp", "serve", "--port", str(port), "--workers", str(workers)], cwd=folder,
+                                   env={**os.environ, "CONTROL_SOCKET": str(folder / "gunicorn.ctl"), **environment}, stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        wait_until_answering(port, "/", process, 120, f"compaction-playground serve did not start: {folder / 'gunicorn.log'}")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
 def main(arguments: list[str]) -> int:
     if arguments[:1] == ["start"]:
         postgres = PostgresServer().start()

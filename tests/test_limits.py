@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from tests.links import link_state
+from tests.long_chats import holding, visitor
 from webapp import create_app
 from webapp.cli import main
 from webapp.core.time_budget import BudgetExceeded, spend, within
@@ -21,13 +22,6 @@ from webapp.core.engine.replay import replay
 
 def make_client(tmp_path, **config):
     return create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path / "transcripts"), **config}).test_client()
-
-
-def visitor(app, number: int):
-    """A test client from a visitor of its own (its own address)."""
-    client = app.test_client()
-    client.environ_base["REMOTE_ADDR"] = f"10.0.0.{number}"
-    return client
 
 
 def test_work_stops_once_its_budget_is_spent():
@@ -94,24 +88,8 @@ def held(tmp_path):
     and a request for the long `receipt` (17 messages) holds its process's only slot until the
     event is set."""
     app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "LONG_CHAT_MESSAGES": 12, "LONG_CHAT_WAITERS": 1, "LONG_CHAT_WAIT_SECONDS": 30})
-    cache = app.extensions["replay_cache"]
-    computing, release = threading.Event(), threading.Event()
-    plain_get = cache.get
-
-    def slow_get(scenario, settings):
-        if scenario.id == "receipt":
-            computing.set()
-            release.wait(30)
-        return plain_get(scenario, settings)
-
-    cache.get = slow_get
-    answers = []
-    holder = threading.Thread(target=lambda: answers.append(visitor(app, 1).get("/compare/receipt").status_code))
-    holder.start()
-    assert computing.wait(30)
-    yield app, release, answers
-    release.set()
-    holder.join(30)
+    with holding(app, 1) as (release, answers):
+        yield app, release, answers
 
 
 def test_a_long_chat_waits_its_turn_and_one_more_is_told_to_come_back_at_once(held):

@@ -19,8 +19,6 @@ import json
 import multiprocessing
 import os
 import re
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -30,8 +28,7 @@ import psycopg
 import psycopg_pool
 import pytest
 
-from bench.server import free_port, wait_until_answering
-from tests.servers import PostgresServer, empty_schema, started, with_settings
+from tests.servers import PostgresServer, empty_schema, production_server, started, with_settings
 from webapp.core.inputs.store_faults import StoreUnreachable
 from webapp.core.inputs.store_postgres import PostgresStore, postgres_fault
 from webapp.core.inputs.store_rules import blocks
@@ -335,27 +332,9 @@ def test_the_store_is_read_from_the_environment_and_a_wrong_one_is_named_without
 # --- As it runs in production ------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def production_server(url: str, folder: Path, workers: int):
-    """`compaction-playground serve` (gunicorn, its asyncio workers) with TRANSCRIPT_STORE in its
-    environment, as an operator starts it; yields its base URL."""
-    port = free_port()
-    environment = {**os.environ, "TRANSCRIPT_STORE": url, "CONTROL_SOCKET": str(folder / "gunicorn.ctl")}
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "gunicorn.log", "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "webapp", "serve", "--port", str(port), "--workers", str(workers)],
-                                   cwd=folder, env=environment, stdout=subprocess.DEVNULL, stderr=log)
-    try:
-        wait_until_answering(port, "/", process, 120, f"compaction-playground serve did not start: {folder / 'gunicorn.log'}")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(30)
-
-
 def test_the_production_server_takes_a_paste_through_the_textarea_and_another_host_reads_it(page, own_server, own_url, tmp_path):
     body = chat("collé dans le navigateur")
-    with production_server(own_url, tmp_path / "first", workers=2) as first, production_server(own_url, tmp_path / "second", workers=1) as second:
+    with production_server(tmp_path / "first", 2, TRANSCRIPT_STORE=own_url) as first, production_server(tmp_path / "second", 1, TRANSCRIPT_STORE=own_url) as second:
         page.goto(f"{first}/transcripts/new")
         page.fill("#transcript", body)
         page.click("#transcript-submit")

@@ -1,5 +1,6 @@
 """Command line: replay a scenario or a transcript and print what each call sends, compare
-every strategy on it, sweep every strategy over a range of lines and KEEP values, serve the playground, or record a live run of an agent."""
+every strategy on it, sweep every strategy over a range of lines and KEEP values, serve the playground
+(and compute its jobs: worker), or record a live run of an agent."""
 
 from __future__ import annotations
 
@@ -91,6 +92,8 @@ def _parser(command: str | None) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")), help="default 8000, or $PORT")
     serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or $WORKERS)")
+    work = commands.add_parser("worker", help="compute the jobs of JOB_QUEUE=redis (long sweeps) on this host, until stopped")
+    work.add_argument("--burst", action="store_true", help="stop once the queue is empty")
     rec = commands.add_parser("record", help="record a live run: an OpenAI-compatible endpoint that forwards to --upstream and writes the transcript")
     rec.add_argument("--upstream", required=True, help="the provider's address, such as https://api.openai.com/v1 (the only address the recorder contacts)")
     rec.add_argument("--port", type=int, default=8090, help="default 8090 (0: any free port)")
@@ -133,6 +136,10 @@ def _run(argv: list[str] | None) -> int:
             return _fetch_vocab()
         if args.command == "serve":
             return _serve(args.host, args.port, args.workers)
+        if args.command == "worker":
+            from .worker import run_worker
+
+            return run_worker(args.burst)
         if args.command == "record":
             from .recorder import record
 

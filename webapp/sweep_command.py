@@ -4,8 +4,10 @@ JSON or CSV, and the advice. Imported only by that subcommand (webapp/cli.py).""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 
 from .core.analysis.comparison_data import left_out_warning
 from .core.analysis.pricing import Pricing
@@ -24,7 +26,8 @@ def run_sweep(args: argparse.Namespace, scenario, settings: Settings, pricing: P
     except ValueError:
         raise SettingsError([f"keeps: got {args.keeps!r}, expected whole numbers separated by commas"]) from None
     span = SweepRange(args.line_from, args.line_to, args.line_step, keeps)
-    result = sweep(scenario, settings, pricing, span, replays)
+    with progress_bar() as progress:
+        result = sweep(scenario, settings, pricing, span, replays, progress=progress)
     warning = left_out_warning(result.unavailable)
     if warning:
         print(warning, file=sys.stderr)
@@ -36,6 +39,20 @@ def run_sweep(args: argparse.Namespace, scenario, settings: Settings, pricing: P
     else:
         print(sweep_table(result))
     return 0
+
+
+@contextlib.contextmanager
+def progress_bar() -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on the terminal (stderr) for a sweep that takes more than a second, its
+    steps the sweep's comparisons; nothing when stderr is no terminal (a pipe, a log)."""
+    from tqdm import tqdm
+
+    with tqdm(desc="sweep", unit=" comparisons", delay=1, file=sys.stderr, disable=None, leave=False) as bar:
+        def advance(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        yield advance
 
 
 def sweep_table(result: Sweep) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from flask import Flask
 
 from ..resources import data_folder
-from . import config, delivery, errors, languages, limits, pages, services, templating
+from . import config, delivery, errors, jobs, languages, limits, pages, rate_limits, services, templating
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -25,6 +25,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     templating.init_app(app)
     services.init_app(app)
     limits.init_app(app)
+    rate_limits.init_app(app)
+    jobs.init_app(app, test_config)
     delivery.init_app(app)
     pages.init_app(app)
     errors.init_app(app)

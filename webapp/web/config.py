@@ -2,8 +2,9 @@
 
 A test or a deployment overrides any key with `create_app({...})`; docs/serving.md says which
 to change for a classroom server. Two keys are derived from others unless given: where pasted
-transcripts live (the instance folder), and one client's share of their store; one is read from
-the environment unless given: TRANSCRIPT_STORE, the database that holds them instead.
+transcripts live (the instance folder), and one client's share of their store; three are read
+from the environment unless given: TRANSCRIPT_STORE, the database that holds them instead,
+LIMITS_STORE, the Redis that several hosts share, and JOB_QUEUE.
 """
 
 from __future__ import annotations
@@ -54,7 +55,31 @@ DEFAULTS = {
     # waiting, and a rest as long as the last one took before the next.
     "CLIENT_LONG_CHAT_WAITERS": 1,
     "CLIENT_REST_FACTOR": 1.0,
+    # Where the shares are counted (web/shares.py): unset, in each process's memory; redis://…,
+    # in that Redis, so that a client has one share across every worker and host, with the
+    # remembered summarizer failures and the jobs' progress and results (docs/deployment.md).
+    # Read from the environment unless given.
+    "LIMITS_STORE": None,
+    # Transcripts one client may send (Flask-Limiter's notation, web/rate_limits.py): a class
+    # behind one address pastes a few each, a script in a loop no more.
+    "PASTE_RATE_LIMIT": "60 per minute; 600 per hour",
     "THREAD_SWITCH_SECONDS": 0.001,
+    # Long work as jobs (web/jobs.py, docs/deployment.md): the sweep of a chat of more than
+    # JOB_MESSAGES messages is computed by a job, under a budget of its own, in JOB_PROCESSES
+    # processes of each worker (JOB_WAITING more waiting for them), or with JOB_QUEUE=redis by
+    # `compaction-playground worker` on any host. Results kept by their inputs, in JOB_DIR
+    # (JOB_RESULTS_MAX_BYTES, the oldest removed past it) or with LIMITS_STORE in Redis for
+    # JOB_RESULT_SECONDS. A job that says nothing for JOB_LEASE_SECONDS is gone, and started again.
+    "JOB_MESSAGES": 200,
+    "JOB_QUEUE": None,
+    "JOB_PROCESSES": 1,
+    "JOB_WAITING": 4,
+    "JOB_TASKS_PER_PROCESS": 50,
+    "JOB_CPU_SECONDS": 120.0,
+    "JOB_WALL_SECONDS": 300.0,
+    "JOB_LEASE_SECONDS": 30.0,
+    "JOB_RESULTS_MAX_BYTES": 256 * 1024 * 1024,
+    "JOB_RESULT_SECONDS": 7 * 24 * 3600,
     # The types this app answers with (Flask-Compress's own list lacks CSV).
     "COMPRESS_MIMETYPES": ["text/html", "application/json", "text/csv", "text/plain", "image/svg+xml"],
 }
@@ -72,6 +97,11 @@ def init_app(app: Flask, test_config: dict | None) -> None:
     # their SQLite index; postgresql://…, that database, which several hosts can share. Read
     # from the environment when the app is made, as gunicorn's workers get it.
     app.config.setdefault("TRANSCRIPT_STORE", os.environ.get("TRANSCRIPT_STORE", ""))
+    for name in ("LIMITS_STORE", "JOB_QUEUE"):
+        if app.config[name] is None:
+            app.config[name] = os.environ.get(name, "")
+    # The jobs' progress and results beside the transcripts (the instance folder by default).
+    app.config.setdefault("JOB_DIR", str(Path(app.config["TRANSCRIPT_DIR"]).parent / "jobs"))
     # One client's share of the store (its IPv4 address or IPv6 /64): past it, its own oldest
     # transcripts make room, so no one visitor can push out everyone else's; at least one
     # transcript of the largest size.

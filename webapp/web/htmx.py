@@ -159,13 +159,16 @@ class Fragments:
     state, and may be mid-edit, so it is left alone; collapsed views fetched when opened
     (`lazy`: element id -> block); and the blocks for a request from another kind of page
     (`from_elsewhere`: the target in place, then others out of band; None: every panel, as
-    when everything changed)."""
+    when everything changed); and the element that polls while the page's data is computed by
+    a job (`poll`, web/jobs.py): its requests, and every answer whose data is still being
+    computed (`waiting` in the context), get the target block whole, in place."""
 
     template: str
     target: str
     form: tuple[str, str]
     lazy: Mapping[str, str] = field(default_factory=dict)
     from_elsewhere: tuple[str, ...] | None = None
+    poll: str | None = None
 
 
 class CameFrom:
@@ -216,6 +219,10 @@ def respond(fragments: Fragments, view: PageState, came_from: CameFrom, context:
     lazy_block = fragments.lazy.get(request.headers.get("HX-Target", ""))
     if lazy_block:  # a collapsed view, opened: just that block, in place
         return answer(render_panels(template, [lazy_block], fragment=True, oob=False, lazy=False, **context))
+    polled = fragments.poll is not None and request.headers.get("HX-Trigger") == fragments.poll
+    if polled or context.get("waiting"):  # the progress, or what it waited for: the target whole
+        body = render_panels(template, [fragments.target], fragment=True, oob=False, lazy=False, **context)
+        return answer(body, None if polled else view)
     if fragments.from_elsewhere is not None and came_from.state is None:
         target, *others = fragments.from_elsewhere
         body = render_panels(template, [target], fragment=True, oob=False, lazy=True, **context)

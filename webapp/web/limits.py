@@ -15,8 +15,9 @@
   before its next one starts (waiting, or told when to come back: 429 and Retry-After, the
   first two refusals at a time after a second's pause, so that a client asking again at once
   is not answered hundreds of times a second). So no client takes more than its share of a
-  process, however many requests it sends at once.
-  Per process: with two gunicorn workers, a client may have one long chat computed in each.
+  process, however many requests it sends at once (web/shares.py).
+  Per process: with two gunicorn workers, a client may have one long chat computed in each;
+  with LIMITS_STORE=redis://…, one across every worker and host (one slot per process still).
 - A thread computing a long chat holds the interpreter's lock for THREAD_SWITCH_SECONDS at a
   time before the others may run (Python's default: 5 ms); every short page waits that long
   at each of its turns, so the process hands the lock over more often (1 ms).
@@ -24,11 +25,9 @@
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 from flask import Flask, current_app, g, request
 from flask_babel import format_number
@@ -37,8 +36,13 @@ from flask_babel import gettext as _
 from ..core import time_budget
 from ..core.time_budget import BudgetExceeded
 from .errors import error_page
+from .redis_link import shared_redis
 from .scenario_lookup import find_scenario
+from .shares import ClientShares, OverShare, SharedShares
 from .state_error import StateError
+
+
+JOB_PAGES = ("sweep",)  # the blueprints whose long work runs as jobs
 
 
 class LongChatsBusy(Exception):
@@ -67,101 +71,11 @@ class LongChatGate:
         self._room.release()
 
 
-REFUSAL_PAUSE_SECONDS = 1.0
-
-
-class OverShare(Exception):
-    """This client already has its long chats in this process (one computed, one waiting), or
-    is resting after its last one; `retry_after` says in how many seconds to come back."""
-
-    def __init__(self, retry_after: int):
-        self.retry_after = retry_after
-        super().__init__(retry_after)
-
-
-@dataclass
-class _Client:
-    running: bool = False
-    waiting: int = 0
-    refused: int = 0  # refusals pausing before their answer
-    rested_at: float = 0.0  # time.monotonic() from which its next long chat may start
-
-
-class ClientShares:
-    """Per client, one long chat at a time and `waiters` more waiting (up to `wait_seconds`),
-    each starting `rest_factor` times the last one's duration after it ended. Past that, a
-    refusal; the first `paused` at a time are answered after a pause of a second, idle."""
-
-    def __init__(self, waiters: int, rest_factor: float, wait_seconds: float, paused: int = 2):
-        self._waiters, self._rest_factor, self._wait_seconds, self._paused = waiters, rest_factor, wait_seconds, paused
-        self._changed = threading.Condition()
-        self._clients: dict[str, _Client] = {}
-
-    def enter(self, client: str) -> None:
-        """Returns once `client` may compute a long chat; raises OverShare when it may not
-        within `wait_seconds`, or has as many waiting already."""
-        deadline = time.monotonic() + self._wait_seconds
-        with self._changed:
-            state = self._clients.setdefault(client, _Client())
-            if state.waiting >= self._waiters + (not state.running):
-                self._refuse(state)
-            state.waiting += 1
-            try:
-                while True:
-                    now = time.monotonic()
-                    if not state.running and now >= state.rested_at:
-                        state.running = True
-                        return
-                    wake = deadline if state.running else min(deadline, state.rested_at)
-                    if now >= deadline:
-                        raise OverShare(self._retry_after(state))
-                    self._changed.wait(wake - now)
-            finally:
-                state.waiting -= 1
-
-    def refuse_at_once(self, client: str) -> None:
-        """Raises OverShare when `client` has as many long chats waiting as it may, before the
-        chat is even read: reading a pasted transcript is work too, and a client past its
-        share would ask again at once."""
-        with self._changed:
-            state = self._clients.get(client)
-            if state is not None and state.waiting >= self._waiters + (not state.running):
-                self._refuse(state)
-
-    def leave(self, client: str, seconds: float) -> None:
-        with self._changed:
-            state = self._clients[client]
-            state.running = False
-            state.rested_at = time.monotonic() + seconds * self._rest_factor
-            self._changed.notify_all()
-            if len(self._clients) > 1024:  # forget the clients that are done and rested
-                now = time.monotonic()
-                self._clients = {name: each for name, each in self._clients.items() if each.running or each.waiting or each.refused or each.rested_at > now}
-
-    def _refuse(self, state: _Client) -> None:
-        """Raises OverShare, after a pause (idle, up to REFUSAL_PAUSE_SECONDS) for the first
-        `_paused` refusals at a time: a client that does not wait for Retry-After and asks again
-        at once would otherwise have a refusal computed for it hundreds of times a second."""
-        if state.refused < self._paused:
-            state.refused += 1
-            try:
-                until = time.monotonic() + REFUSAL_PAUSE_SECONDS
-                while (left := until - time.monotonic()) > 0:
-                    self._changed.wait(left)
-            finally:
-                state.refused -= 1
-        raise OverShare(self._retry_after(state))
-
-    def _retry_after(self, state: _Client) -> int:
-        rest = state.rested_at - time.monotonic()
-        return max(1, math.ceil(rest)) if rest > 0 and not state.running else 5
-
-
 def init_app(app: Flask) -> None:
     config = app.config
     sys.setswitchinterval(config["THREAD_SWITCH_SECONDS"])
     gate = LongChatGate(config["LONG_CHATS_AT_ONCE"], config["LONG_CHAT_WAITERS"], config["LONG_CHAT_WAIT_SECONDS"])
-    shares = ClientShares(config["CLIENT_LONG_CHAT_WAITERS"], config["CLIENT_REST_FACTOR"], config["LONG_CHAT_WAIT_SECONDS"])
+    shares = app.extensions["client_shares"] = client_shares(app)
 
     @app.before_request
     def admit():
@@ -171,13 +85,13 @@ def init_app(app: Flask) -> None:
             if scenario_id.startswith("t-"):
                 shares.refuse_at_once(client)
             g.scenario_size = size = chat_size(scenario_id)
-            if size is not None and is_long(size[0]):
-                shares.enter(client)
+            if size is not None and is_long(size[0]) and not runs_as_job(size[0]):
+                ticket = shares.enter(client)
                 if not gate.enter():
-                    shares.leave(client, 0)
+                    shares.leave(ticket, 0)
                     raise LongChatsBusy()
                 g.long_chat_slot = True
-                g.client_share = (client, time.monotonic())  # its rest counts its computing, not its wait
+                g.client_share = (ticket, time.monotonic())  # its rest counts its computing, not its wait
         g.budget = time_budget.start(current_app.config["REQUEST_CPU_SECONDS"], current_app.config["REQUEST_WALL_SECONDS"])
 
     @app.teardown_request
@@ -187,10 +101,24 @@ def init_app(app: Flask) -> None:
         if g.pop("long_chat_slot", False):
             gate.leave()
         if "client_share" in g:
-            client, started = g.pop("client_share")
-            shares.leave(client, time.monotonic() - started)
+            ticket, started = g.pop("client_share")
+            shares.leave(ticket, time.monotonic() - started)
 
     init_answers(app)
+
+
+def client_shares(app: Flask) -> ClientShares | SharedShares:
+    """Each client's share of long chats: in this process's memory, or with LIMITS_STORE, in
+    that Redis, across every worker and host (web/shares.py)."""
+    config = app.config
+    local = ClientShares(config["CLIENT_LONG_CHAT_WAITERS"], config["CLIENT_REST_FACTOR"], config["LONG_CHAT_WAIT_SECONDS"])
+    link = shared_redis(app)
+    if link is None:
+        return local
+    # A share taken by a request outlives it by nothing: a process that dies holding one frees it
+    # once the longest request could have ended.
+    lease = config["REQUEST_WALL_SECONDS"] + config["LONG_CHAT_WAIT_SECONDS"]
+    return SharedShares(link, local, config["CLIENT_LONG_CHAT_WAITERS"], config["CLIENT_REST_FACTOR"], config["LONG_CHAT_WAIT_SECONDS"], lease)
 
 
 def init_answers(app: Flask) -> None:
@@ -245,6 +173,12 @@ def is_long(messages: int) -> bool:
     every strategy, so it is long sooner than a replay."""
     config = current_app.config
     return messages > config["LONG_CHAT_MESSAGES"] or (request.blueprint == "compare" and messages > config["LONG_COMPARISON_MESSAGES"])
+
+
+def runs_as_job(messages: int) -> bool:
+    """Whether this route has a chat of `messages` messages computed by a job (web/jobs.py):
+    its requests only look the result up, or start the job, which takes the client's share."""
+    return request.blueprint in JOB_PAGES and messages > current_app.config["JOB_MESSAGES"]
 
 
 def chat_size(scenario_id: str) -> tuple[int, int] | None:

@@ -14,6 +14,8 @@ from ..core.engine.remote_summarizer import end_time_budget, start_time_budget
 from ..core.engine.replays import Replays
 from ..core.inputs.library import Library, load_library
 from ..core.inputs.store import StoredTranscripts, TranscriptStore
+from .redis_link import shared_redis
+from .shared_failures import SharedFailures
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
@@ -23,7 +25,10 @@ def init_app(app: Flask) -> None:
     app.extensions["scenario_library"] = load_library(Path(config["SCENARIOS_DIR"]), *map(Path, config["USER_SCENARIOS_DIRS"]))
     # Every page's replays, through an OpenAI-compatible endpoint for summaries when one is
     # configured (README: "A real summarizer").
-    app.extensions["replay_cache"] = Replays.configured(config, size=config["REPLAY_CACHE_SIZE"], max_bytes=config["REPLAY_CACHE_MAX_BYTES"])
+    replays = app.extensions["replay_cache"] = Replays.configured(config, size=config["REPLAY_CACHE_SIZE"], max_bytes=config["REPLAY_CACHE_MAX_BYTES"])
+    link = shared_redis(app)
+    if replays.summarizer is not None and link is not None:  # its failures remembered by every host
+        replays.summarizer.failures = SharedFailures(link, replays.summarizer.config)
     app.extensions["transcript_store"] = open_store(config)
 
     @app.before_request

@@ -18,6 +18,8 @@ the same sweep at other prices replays nothing.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..collector import without_collection
@@ -238,11 +240,13 @@ def point_settings(settings: Settings, line: float, keep: int) -> Settings:
 
 @without_collection
 def sweep(
-    scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None, replays: Replays | None = None
+    scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None, replays: Replays | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Sweep:
     """The comparison at every line and KEEP of `span` (checked: SettingsError), each
     column a point; a point two lines share is kept once. Its replays come from `replays`
-    (`sending`), by default a new one with the offline summarizer."""
+    (`sending`), by default a new one with the offline summarizer. `progress(done, total)` is
+    told after each comparison (a progress bar's steps)."""
     settings = settings or scenario.settings
     pricing = pricing or session_basis(scenario).pricing
     span = check_range(span or SweepRange())
@@ -252,16 +256,20 @@ def sweep(
     seen: dict[tuple[str, int, float], SweepPoint] = {}
     given: dict[tuple[str, int, float], SweepPoint] = {}
     unavailable: dict[str, str] = {}
-    for keep in keep_values:
-        for line in span.lines:
-            comparison = compare(scenario, point_settings(settings, line, keep), pricing, run=replays.sending, keys=keys, fixed=SWEPT)
-            unavailable.update(comparison.unavailable)
-            for column in comparison.columns:
-                where = (column.key, keep, round(column.settings.effective_threshold, 6))
-                given[(column.key, keep, round(line, 6))] = seen.setdefault(where, SweepPoint.of(column))
+    total = len(keep_values) * len(span.lines) + 1
+    tell = progress or (lambda done, total: None)
+    for index, (keep, line) in enumerate(itertools.product(keep_values, span.lines)):
+        tell(index, total)
+        comparison = compare(scenario, point_settings(settings, line, keep), pricing, run=replays.sending, keys=keys, fixed=SWEPT)
+        unavailable.update(comparison.unavailable)
+        for column in comparison.columns:
+            where = (column.key, keep, round(column.settings.effective_threshold, 6))
+            given[(column.key, keep, round(line, 6))] = seen.setdefault(where, SweepPoint.of(column))
+    tell(total - 1, total)
     order = {key: index for index, key in enumerate(dict.fromkeys(key for key, _, _ in seen))}
     points = sorted(seen.values(), key=lambda p: (order[p.key], p.keep, p.line))
     current = compare(scenario, settings, pricing, run=replays.sending, keys=keys)
     unavailable.update(current.unavailable)
     replays.settle()
+    tell(total, total)
     return Sweep(scenario, settings, pricing, span, span.lines, keep_values, points, current, given, unavailable)

@@ -12,6 +12,8 @@ A slow or failing endpoint must not take the site down with it. Each call has a 
 all the calls of one page share a budget (`time_budget`), both below the 30 s after which
 gunicorn kills a worker. A failure is remembered for `FAILURE_MEMORY` seconds: in that time
 the pages that need the endpoint say it is unavailable at once instead of waiting on it again.
+Where it is remembered is a `FailureMemory`: this process's by default; the web layer gives
+one that every worker and host share when LIMITS_STORE names a Redis.
 Redirects are not followed unless configured, and the API key never goes to another origin.
 """
 
@@ -159,16 +161,38 @@ def transcript_text(blocks) -> str:
     return "\n".join(lines)
 
 
+class FailureMemory:
+    """The endpoint's last failure, remembered for a while: in this process's memory."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failure: tuple[float, str] | None = None  # (until, why)
+
+    def recall(self) -> str | None:
+        """Why the endpoint failed, while that is remembered; else None."""
+        with self._lock:
+            failure = self._failure
+        return failure[1] if failure is not None and time.monotonic() < failure[0] else None
+
+    def remember(self, why: str, seconds: float) -> None:
+        with self._lock:
+            self._failure = (time.monotonic() + seconds, why)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._failure = None
+
+
 class OpenAICompatibleSummarizer:
     """Summarizes with one chat-completions call per compaction; implements `Summarizer`."""
 
-    def __init__(self, config: SummarizerConfig, opener=None):
+    def __init__(self, config: SummarizerConfig, opener=None, failures: FailureMemory | None = None):
         self.config = config
         self._open = opener or _opener(config.follow_redirects)
         self._cache: OrderedDict[str, SummaryResult] = OrderedDict()
         self._lock = threading.Lock()
         self.calls_made = 0  # endpoint calls, cache misses only
-        self._failure: tuple[float, str] | None = None  # (until, why), per worker
+        self.failures = failures or FailureMemory()
 
     @property
     def name(self) -> str:
@@ -198,18 +222,16 @@ class OpenAICompatibleSummarizer:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
-        with self._lock:
-            failure = self._failure
-        if failure is not None and time.monotonic() < failure[0]:
-            raise SummarizerError(f"{failure[1]} (less than {FAILURE_MEMORY:g} s ago; not retried yet)")
+        failure = self.failures.recall()
+        if failure is not None:
+            raise SummarizerError(f"{failure} (less than {FAILURE_MEMORY:g} s ago; not retried yet)")
         try:
             result = self._call(body, previous, blocks, facts, counter)
         except SummarizerError as error:
-            with self._lock:
-                self._failure = (time.monotonic() + FAILURE_MEMORY, str(error))
+            self.failures.remember(str(error), FAILURE_MEMORY)
             raise
+        self.failures.forget()
         with self._lock:
-            self._failure = None
             self._cache[key] = result
             while len(self._cache) > self.config.cache_size:
                 self._cache.popitem(last=False)

@@ -9,6 +9,10 @@ sweep starts from, and weighs its advice against, are the play page's.
 
 from __future__ import annotations
 
+import copy
+import pickle
+from collections.abc import Callable
+
 from flask import Blueprint, current_app, g, redirect, request
 from flask_babel import format_number
 from flask_babel import gettext as _
@@ -17,9 +21,13 @@ from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint,
 from ...core.analysis.sweep_data import point_row, sweep_json
 from ...core.analysis.verdict import Name
 from ...core.drawing.sweep_chart import bill_chart
+from ...core.engine.replays import chat_hash
 from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
+from ..job_queue import Reporter
+from ..jobs import StillComputing, computed, job_key
 from ..languages import money, percent
+from ..limits import runs_as_job
 from ..services import replays
 from ..state import PageState, StateError, read_state
 from ..twins import Table, Twins
@@ -29,15 +37,56 @@ blueprint = Blueprint("sweep", __name__)
 
 
 def sweep_for(view: PageState) -> Sweep:
-    """The sweep the URL asks for, or StateError 400 saying what is wrong with its range."""
+    """The sweep the URL asks for, or StateError 400 saying what is wrong with its range. A
+    long chat's is computed by a job (web/jobs.py): StillComputing until it is done."""
+    span = sweep_range(view)
+    g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
+    if runs_as_job(len(view.scenario.script)):
+        return unpack(computed(compute, sweep_key(view)), view)
+    return swept(view, span)
+
+
+def sweep_range(view: PageState) -> SweepRange:
     span = SweepRange(view.line_from, view.line_to, view.line_step, parse_keeps(view.keeps))
     problems = range_problems(span)
     if problems:
         raise StateError(400, [_(message) % values for message, values in problems])
-    g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
-    result = sweep(view.scenario, view.settings, view.pricing, span, replays())
+    return span
+
+
+def swept(view: PageState, span: SweepRange, progress: Callable[[int, int], None] | None = None) -> Sweep:
+    """The sweep, its replays the server's (`services.replays`, kept between requests, so a
+    new price replays nothing)."""
+    result = sweep(view.scenario, view.settings, view.pricing, span, replays(), progress=progress)
     for key, why in result.unavailable.items():
         current_app.logger.warning("summarizer, column %s left out of the sweep: %s", key, why)
+    return result
+
+
+def sweep_key(view: PageState) -> str:
+    """The job's key: the chat, what in the URL changes the sweep (not its language or how it
+    is shown), and the summarizer."""
+    params = {name: value for name, value in view.params().items() if name not in PRESENTATION}
+    return job_key("sweep", chat_hash(view.scenario), params, replays().summarizer_name)
+
+
+def compute(report: Reporter) -> bytes:
+    """The job: the sweep of the page this request context is for, packed (`pack`)."""
+    view = read_state(request.view_args["scenario_id"], request.args, "sweep.page")
+    return pack(swept(view, sweep_range(view), report))
+
+
+def pack(result: Sweep) -> bytes:
+    """A sweep as a job keeps it: its figures, without the chat (every page has it) or the
+    comparison at the current settings (its replays: what the advice needed of it is kept)."""
+    kept = copy.copy(result)
+    kept.scenario, kept.current = None, None
+    return pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(data: bytes, view: PageState) -> Sweep:
+    result = pickle.loads(data)
+    result.scenario = view.scenario
     return result
 
 
@@ -57,7 +106,10 @@ SWEEP = Fragments(
     target="panel",
     form=("sweep-controls", "sweep_controls"),
     from_elsewhere=("panel", "languages"),
+    poll="job-progress",
 )
+# What the URL says of how the sweep is shown, not of what is computed.
+PRESENTATION = ("lang", "projector", "call", "block", "play", "speed")
 
 
 @blueprint.route("/sweep/<scenario_id>", endpoint="page")
@@ -91,20 +143,28 @@ def page_csv(view: PageState, result: Sweep) -> Table:
 
 
 def panel_context(view: PageState) -> dict:
-    result = sweep_for(view)
     title = view.scenario.text("title", view.lang)
-    return {
+    shown = {
         "view": view,
-        "sweep": result,
         "title": title,
         "page_title": _("Choose your settings") + " · " + title,
+        "keeps": sweep_range(view).keep_values(view.settings),
+        "keep_unit_words": _(KEEP_UNITS[view.settings.keep_unit]),
+    }
+    try:
+        result = sweep_for(view)
+    except StillComputing as still:
+        return {**shown, "waiting": still.progress, "poll_url": view.url("sweep.page")}
+    return {
+        **shown,
+        "waiting": None,
+        "sweep": result,
         "advice": advice(result.recommendation),
         "best": result.recommendation.best,
         "chart": bill_chart(result, point_name, tick_label=money),
         "phone_chart": bill_chart(result, point_name, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, tick_label=money),
         "tables": tables(view, result),
         "money": money,
-        "keep_unit_words": _(KEEP_UNITS[view.settings.keep_unit]),
         "link": lambda point: view.url("play.page", settings=point.settings, play=False),
     }
 
