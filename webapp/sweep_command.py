@@ -51,6 +51,8 @@ def progress_bar() -> Iterator[Callable[[int, int], None]]:
         def advance(done: int, total: int) -> None:
             bar.total = total
             bar.update(done - bar.n)
+            if done == total:  # drawn whole before it is cleared, however soon it came
+                bar.refresh()
 
         yield advance
 
