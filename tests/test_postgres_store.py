@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import html
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -31,7 +32,7 @@ import psycopg_pool
 import pytest
 
 from bench.server import free_port, wait_until_answering
-from tests.servers import PostgresServer, empty_schema, started, with_settings
+from tests.servers import ROLE, PostgresServer, empty_schema, started, with_settings
 from webapp.core.inputs.store_faults import StoreUnreachable
 from webapp.core.inputs.store_postgres import PostgresStore, postgres_fault
 from webapp.core.inputs.store_rules import blocks
@@ -257,6 +258,65 @@ def test_a_read_only_database_serves_what_it_holds_and_refuses_pastes(store_url,
         refused = client.post("/transcripts", data={"transcript": chat("après")})
         assert refused.status_code == 503 and refused.headers["Retry-After"] == "60"
         assert "cannot be written" in text(refused)
+
+
+@contextlib.contextmanager
+def role_of_its_own(server: PostgresServer, url: str, *rights: str):
+    """`url` as a new role that is given only `rights` (GRANT statements, `{schema}` and
+    `{role}` filled in) on the schema of `url`: yields a function that grants them again (on the
+    tables made since) and the URL; the role is dropped afterwards."""
+    with psycopg.connect(url) as connection:
+        schema = connection.execute("SELECT current_schema()").fetchone()[0]
+    role = f"rows_only_{os.getpid()}_{time.monotonic_ns()}"
+
+    def grant() -> None:
+        server.sql(*(right.format(schema=schema, role=role) for right in rights), database=ROLE)
+
+    server.sql(f"CREATE ROLE {role} LOGIN")
+    try:
+        grant()
+        yield grant, url.replace(f"//{ROLE}@", f"//{role}@", 1)
+    finally:
+        server.sql(f"DROP OWNED BY {role}", f"DROP ROLE {role}", database=ROLE)
+
+
+# The rights docs/deployment.md names for a role that does not own the schema: its rows only.
+ROWS_ONLY = ("GRANT USAGE ON SCHEMA {schema} TO {role}",
+             "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}")
+
+
+def test_a_role_that_may_only_read_and_write_rows_serves_the_tables_an_owner_created(own_server, own_url, tmp_path):
+    """The schema's owner starts the app once, which creates the tables; a role without CREATE
+    on the schema then boots every worker, pastes and reads."""
+    before = chat("collé par le propriétaire")
+    with hosts(own_url, tmp_path / "owner", count=1) as (client,):
+        assert client.post("/transcripts", data={"transcript": before}).status_code == 303
+    with role_of_its_own(own_server, own_url, *ROWS_ONLY) as (_, rows_only):
+        with hosts(rows_only, tmp_path / "rows-only", count=1) as (client,):
+            assert client.get(f"/play/{link(before)}?call=2").status_code == 200
+            after = chat("collé par un rôle sans CREATE")
+            assert client.post("/transcripts", data={"transcript": after}).status_code == 303
+            assert client.get(f"/transcripts/{link(after)}.json").get_data(as_text=True) == after
+            assert 'id="store-fault"' not in client.get("/transcripts/new").get_data(as_text=True)
+
+
+def test_a_role_that_cannot_create_the_missing_tables_boots_says_why_and_serves_once_they_exist(own_server, own_url, tmp_path, caplog):
+    """No tables yet and a role that may not create them: the workers boot, the lessons serve, a
+    stored link and a paste answer 503 (never 500), the log says what the role lacks; once the
+    owner has made the tables, the same app serves without a restart."""
+    with role_of_its_own(own_server, own_url, *ROWS_ONLY) as (grant, rows_only):
+        with caplog.at_level(logging.WARNING, logger="webapp.store"), hosts(rows_only, tmp_path / "rows-only", count=1) as (client,):
+            assert_lessons_serve(client)
+            assert_unreachable(client, link(chat("jamais collé")))
+            assert any("tables are missing and this role cannot create them" in record.getMessage() for record in caplog.records)
+            with hosts(own_url, tmp_path / "owner", count=1) as (owner,):
+                assert owner.get("/play/bike-shop").status_code == 200  # the owner's app made the tables
+            grant()
+            deadline = time.monotonic() + 15
+            while (status := client.post("/transcripts", data={"transcript": chat("enfin")}).status_code) == 503:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            assert status == 303 and client.get(f"/play/{link(chat('enfin'))}").status_code == 200
 
 
 # --- Processes, pools and the writer's lock ----------------------------------------------------

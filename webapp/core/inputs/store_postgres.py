@@ -15,6 +15,11 @@ connections and threads do not survive a fork. PostgreSQL stopped or restarting 
 StoreUnreachable (the web answers 503 with Retry-After) at once, without waiting on the pool;
 at most once a second a request tries a new connection, and when one opens, a new pool serves
 again, so the store recovers by itself when the server returns.
+
+The tables are created by the first process that finds them missing; once they exist, a role
+that may only read and write their rows (no CREATE on the schema) serves. Tables missing that
+the role cannot create leave the store answering 503 as if the database did not answer, with
+the reason in the log, until they exist.
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ from .store_faults import StoreUnreachable, StoreUnwritable, log
 from .store_rules import SCHEMA, StoreIndex, T, blocks
 
 BODIES = "CREATE TABLE IF NOT EXISTS bodies (name TEXT PRIMARY KEY, data BYTEA NOT NULL)"
+# Whether the four tables exist, looked up as the queries find them (the search path), without
+# CREATE TABLE IF NOT EXISTS: that checks the right to create in the schema before it looks.
+TABLES_EXIST = "SELECT " + " AND ".join(f"to_regclass('{table}') IS NOT NULL" for table in ("transcripts", "clients", "totals", "bodies"))
 # One writer at a time per store (a store is a schema of a database): the first key names this
 # app's locks, the second the schema, so that two stores in one database do not wait on each other.
 WRITER_LOCK = "SELECT pg_advisory_xact_lock(20834, hashtext(current_schema()))"
@@ -49,6 +57,7 @@ WAIT_SECONDS = 5.0
 STATEMENT_TIMEOUT = "10s"
 # Once the database did not answer, requests fail at once, and one tries it again this often.
 PROBE_EVERY = 1.0
+INSUFFICIENT_PRIVILEGE = "42501"
 
 
 @functools.lru_cache(maxsize=256)
@@ -76,7 +85,7 @@ def postgres_fault(error: BaseException) -> StoreUnwritable | None:
         return error
     if not isinstance(error, psycopg.Error):
         return None
-    reason = f"PostgreSQL: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
+    reason = said(error)
     if error.sqlstate == "53100":  # disk_full
         return StoreUnwritable(reason, full=True)
     if error.sqlstate == "25006":  # read_only_sql_transaction
@@ -84,6 +93,11 @@ def postgres_fault(error: BaseException) -> StoreUnwritable | None:
     if isinstance(error, psycopg.OperationalError):
         return StoreUnreachable(reason)
     return None
+
+
+def said(error: psycopg.Error) -> str:
+    """The first line of what PostgreSQL (or libpq) said, for the log."""
+    return f"PostgreSQL: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
 
 
 def server_name(url: str) -> str:
@@ -200,13 +214,13 @@ class PostgresIndex(StoreIndex):
             with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_SECONDS) as probe:
                 if not self._tables:
                     self._create_tables(probe)
-        except psycopg.Error as error:
+        except (psycopg.Error, StoreUnreachable) as error:
             fault = postgres_fault(error)
             if not isinstance(fault, StoreUnreachable):
                 raise
             self._retry_at = time.monotonic() + PROBE_EVERY
             if self._pid != os.getpid() or self.unreachable is None:
-                log.warning("transcript store: %s cannot be reached (%s): pastes and stored transcripts answer 503 until it answers",
+                log.warning("transcript store: %s does not serve (%s): pastes and stored transcripts answer 503 until it does",
                             self.where, fault.reason)
             self._pid, self.unreachable = os.getpid(), fault
             raise fault from error
@@ -218,20 +232,22 @@ class PostgresIndex(StoreIndex):
         return self._pool
 
     def _create_tables(self, connection: psycopg.Connection) -> None:
-        """Create the tables, once per process. A database that cannot be written (a read-only
-        standby, a full disk) still serves what it holds: its pastes are refused as they come."""
-        try:
-            with connection.transaction():
-                connection.execute(WRITER_LOCK)  # two processes creating a table at once would collide
-                for statement in (*SCHEMA, BODIES):
-                    connection.execute(statement)
-        except psycopg.Error as error:
-            fault = postgres_fault(error)
-            if fault is None or isinstance(fault, StoreUnreachable):
-                raise
-            log.warning("transcript store: %s cannot be written (%s): pastes are refused, stored transcripts are still read",
-                        self.where, fault.reason)
-            return
+        """Create the tables, once per process, unless they exist: then no right to create is
+        needed. Missing tables that cannot be created (a role without CREATE on the schema, a
+        read-only standby, a full disk) raise StoreUnreachable, saying why: the store serves
+        nothing until they exist, and a request a second tries again."""
+        if not connection.execute(TABLES_EXIST).fetchone()[0]:
+            try:
+                with connection.transaction():
+                    connection.execute(WRITER_LOCK)  # two processes creating a table at once would collide
+                    for statement in (*SCHEMA, BODIES):
+                        connection.execute(statement)
+            except psycopg.Error as error:
+                fault = postgres_fault(error)
+                if isinstance(fault, StoreUnreachable) or (fault is None and error.sqlstate != INSUFFICIENT_PRIVILEGE):
+                    raise
+                raise StoreUnreachable(f"its tables are missing and this role cannot create them ({said(error)}): start the app once as "
+                                       "the schema's owner, or grant the role CREATE on the schema (docs/deployment.md)") from error
         self._tables = True
 
     def _new_pool(self) -> ConnectionPool:
