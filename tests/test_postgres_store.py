@@ -392,6 +392,47 @@ def test_the_store_is_read_from_the_environment_and_a_wrong_one_is_named_without
     assert "s3cret" not in str(refused.value)
 
 
+# A password's pieces: libpq cuts a password with an unencoded "/" or "@" in two.
+SECRETS = ("s3cret", "passw0rd")
+
+
+@pytest.mark.parametrize("written", [
+    "postgresql://playground:s3cret/passw0rd@127.0.0.1:1/playground",  # read as host "playground", port "s3cret"
+    "postgresql://playground:s3cret@passw0rd@127.0.0.1:1/playground",  # read as host "passw0rd@127.0.0.1"
+    "postgresql://playground:1234/s3cretpassw0rd@127.0.0.1:1/db",      # read as port 1234, database "s3cretpassw0rd@…"
+    "postgresql://playground:s3cretpassw0rd@[fe80::1/playground",      # no "]": libpq quotes the whole URL
+    "postgresql://playground:s3cret passw0rd@127.0.0.1:1/playground",  # a space: libpq quotes the password
+    "postgresql://playground:s3cret%zzpassw0rd@127.0.0.1:1/playground",
+], ids=["slash", "at", "digits-then-slash", "ipv6", "space", "percent"])
+def test_a_url_libpq_misreads_stops_the_app_at_start_without_its_password(written, tmp_path, caplog):
+    """A password with a character a URL reserves, not percent-encoded: the app does not start,
+    and neither its message, nor its traceback, nor the log repeats any piece of the password."""
+    import traceback
+
+    from webapp import create_app
+
+    with caplog.at_level(logging.DEBUG), pytest.raises(ValueError, match="TRANSCRIPT_STORE") as refused:
+        create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "TRANSCRIPT_STORE": written})
+    said = "".join(traceback.format_exception(refused.value)) + "\n".join(record.getMessage() for record in caplog.records)
+    assert not [secret for secret in SECRETS if secret in said], said
+    assert "percent-encode" in str(refused.value)
+
+
+def test_a_password_percent_encoded_is_read_and_never_logged(store_url, tmp_path, caplog):
+    """The same password written as a URL must be (%2F for "/", %40 for "@") is read; with the
+    database down, the retries log where it is without the password."""
+    with_password = store_url.replace("//playground@", "//playground:s3cret%2F%40passw0rd@", 1)
+    with hosts(with_password, tmp_path / "up", count=1) as (client,):
+        assert client.post("/transcripts", data={"transcript": chat("avec un mot de passe")}).status_code == 303
+    down = with_password.replace(urllib.parse.urlsplit(store_url).netloc.rpartition("@")[2], "127.0.0.1:1", 1)
+    with caplog.at_level(logging.DEBUG), hosts(down, tmp_path / "down", count=1) as (client,):
+        assert client.get(f"/play/{link(chat('avec un mot de passe'))}").status_code == 503
+        time.sleep(1.1)  # past the wait between two tries
+        assert client.get(f"/play/{link(chat('avec un mot de passe'))}").status_code == 503
+    assert any("127.0.0.1:1/playground" in record.getMessage() for record in caplog.records)
+    assert not [record.getMessage() for record in caplog.records if any(secret in record.getMessage() for secret in SECRETS)]
+
+
 # --- As it runs in production ------------------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -76,6 +77,11 @@ class Rules:
         return self.connection.execute(placeholders(sql), params, binary=binary)
 
 
+def said(error: psycopg.Error) -> str:
+    """The first line of what PostgreSQL (or libpq) said, for the log."""
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
 def postgres_fault(error: BaseException) -> StoreUnwritable | None:
     """The fault of the store that a psycopg error reports: a database that cannot be reached
     (stopped, restarting, refusing connections, a statement past its timeout) is
@@ -85,7 +91,7 @@ def postgres_fault(error: BaseException) -> StoreUnwritable | None:
         return error
     if not isinstance(error, psycopg.Error):
         return None
-    reason = said(error)
+    reason = f"PostgreSQL: {said(error)}"
     if error.sqlstate == "53100":  # disk_full
         return StoreUnwritable(reason, full=True)
     if error.sqlstate == "25006":  # read_only_sql_transaction
@@ -95,17 +101,28 @@ def postgres_fault(error: BaseException) -> StoreUnwritable | None:
     return None
 
 
-def said(error: psycopg.Error) -> str:
-    """The first line of what PostgreSQL (or libpq) said, for the log."""
-    return f"PostgreSQL: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
-
-
-def server_name(url: str) -> str:
-    """Where the database is, for the log: host, port and database, never the password."""
+def url_parts(url: str) -> dict[str, str]:
+    """libpq's reading of `url`, or ValueError when libpq cannot read it or reads it as no URL
+    is meant (an "@" in a host or the database's name, a port that is not a number): what a
+    password with an unencoded "/" or "@" makes. The message never repeats the URL, nor any
+    text libpq quotes from it: either may hold the password."""
     try:
         parts = conninfo_to_dict(url)
-    except psycopg.Error:
-        return "PostgreSQL (an unreadable URL)"
+    except psycopg.Error as error:
+        # libpq quotes what it could not read: kept only when it is no part of the URL ("]").
+        problem = re.sub(r'"([^"]*)"', lambda quoted: '"…"' if quoted[1] in url else quoted[0], said(error))
+    else:
+        ports = parts.get("port", "").split(",")  # one a host, when several are named
+        if "@" not in parts.get("host", "") + parts.get("dbname", "") and all(port.isdigit() or not port for port in ports):
+            return parts
+        problem = "it reads a host or a database name holding an @, or a port that is not a number"
+    raise ValueError(f"TRANSCRIPT_STORE: libpq cannot read this postgresql:// URL as meant ({problem}); a password holding "
+                     "a character a URL reserves must be percent-encoded (%2F for /, %40 for @, %20 for a space, %25 for %). "
+                     "The URL is not repeated here: it may hold a password.")
+
+
+def server_name(parts: dict[str, str]) -> str:
+    """Where the database is, for the log: host, port and database, never the password."""
     return f"PostgreSQL {parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
 
 
@@ -119,7 +136,7 @@ class PostgresIndex(StoreIndex):
     def __init__(self, url: str, max_total_bytes: int, max_client_bytes: int):
         super().__init__(max_total_bytes, max_client_bytes)
         self.url = url
-        self.where = server_name(url)
+        self.where = server_name(url_parts(url))
         self._lock = threading.Lock()
         self._pool: ConnectionPool | None = None
         self._pid: int | None = None
@@ -246,7 +263,7 @@ class PostgresIndex(StoreIndex):
                 fault = postgres_fault(error)
                 if isinstance(fault, StoreUnreachable) or (fault is None and error.sqlstate != INSUFFICIENT_PRIVILEGE):
                     raise
-                raise StoreUnreachable(f"its tables are missing and this role cannot create them ({said(error)}): start the app once as "
+                raise StoreUnreachable(f"its tables are missing and this role cannot create them (PostgreSQL: {said(error)}): start the app once as "
                                        "the schema's owner, or grant the role CREATE on the schema (docs/deployment.md)") from error
         self._tables = True
 
