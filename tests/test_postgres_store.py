@@ -160,6 +160,20 @@ def until_served(client, path: str, seconds: float = 15) -> int:
     return status
 
 
+@pytest.mark.parametrize("room", ["play", "compare", "sweep"])
+@pytest.mark.parametrize("htmx", [False, True], ids=["linked", "htmx"])
+def test_a_lesson_reached_from_a_stored_transcript_serves_while_postgresql_does_not_answer(tmp_path, room, htmx):
+    """The page a request came from (its Referer, or htmx's HX-Current-URL) only says which
+    panels changed: a stored transcript there that cannot be read is no page before, and the
+    lesson asked for answers as from any other page."""
+    came_from = f"http://localhost/{room}/t-0123456789abcdef"
+    headers = {"HX-Request": "true", "HX-Current-URL": came_from} if htmx else {"Referer": came_from}
+    with hosts("postgresql://127.0.0.1:1/playground", tmp_path, count=1) as (client,):
+        answer = client.get(f"/{room}/bike-shop?call=2", headers=headers)
+        assert answer.status_code == 200, text(answer)
+        assert "bike" in text(answer).lower()
+
+
 @pytest.mark.parametrize("mode", ["fast", "immediate"], ids=["stopped", "killed"])
 def test_postgresql_stopped_mid_run_answers_503_and_recovers_by_itself(own_server, own_url, tmp_path, mode):
     with hosts(own_url, tmp_path) as (first, second):
