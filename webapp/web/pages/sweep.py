@@ -21,7 +21,8 @@ from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
 from ..languages import money, percent
 from ..services import replays
-from ..state import PageState, StateError, read_state
+from ..state import PageState, read_state
+from ..state_error import StateError
 from ..twins import Table, Twins
 from .compare import PHONE_CHART, column_name
 
