@@ -231,8 +231,14 @@ def production_server(folder: Path, workers: int = 2, **environment: str):
 
 def main(arguments: list[str]) -> int:
     if arguments[:1] == ["start"]:
-        postgres = PostgresServer().start()
-        redis = RedisServer().start()
+        postgres, redis = PostgresServer(), RedisServer()
+        try:
+            postgres.start()
+            redis.start()
+        except BaseException:  # no export line: nobody would stop what did start
+            postgres.remove()
+            redis.remove()
+            raise
         print(f"export {POSTGRES_URL}={postgres.url} {REDIS_URL}={redis.url}"
               f" {SERVERS_DIR}={postgres.folder}:{redis.folder}")
         return 0

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import html
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -28,7 +29,7 @@ import psycopg
 import psycopg_pool
 import pytest
 
-from tests.servers import PostgresServer, empty_schema, production_server, started, with_settings
+from tests.servers import ROLE, PostgresServer, empty_schema, production_server, started, with_settings
 from webapp.core.inputs.store_faults import StoreUnreachable
 from webapp.core.inputs.store_postgres import PostgresStore, postgres_fault
 from webapp.core.inputs.store_rules import blocks
@@ -156,6 +157,20 @@ def until_served(client, path: str, seconds: float = 15) -> int:
     return status
 
 
+@pytest.mark.parametrize("room", ["play", "compare", "sweep"])
+@pytest.mark.parametrize("htmx", [False, True], ids=["linked", "htmx"])
+def test_a_lesson_reached_from_a_stored_transcript_serves_while_postgresql_does_not_answer(tmp_path, room, htmx):
+    """The page a request came from (its Referer, or htmx's HX-Current-URL) only says which
+    panels changed: a stored transcript there that cannot be read is no page before, and the
+    lesson asked for answers as from any other page."""
+    came_from = f"http://localhost/{room}/t-0123456789abcdef"
+    headers = {"HX-Request": "true", "HX-Current-URL": came_from} if htmx else {"Referer": came_from}
+    with hosts("postgresql://127.0.0.1:1/playground", tmp_path, count=1) as (client,):
+        answer = client.get(f"/{room}/bike-shop?call=2", headers=headers)
+        assert answer.status_code == 200, text(answer)
+        assert "bike" in text(answer).lower()
+
+
 @pytest.mark.parametrize("mode", ["fast", "immediate"], ids=["stopped", "killed"])
 def test_postgresql_stopped_mid_run_answers_503_and_recovers_by_itself(own_server, own_url, tmp_path, mode):
     with hosts(own_url, tmp_path) as (first, second):
@@ -257,6 +272,65 @@ def test_a_read_only_database_serves_what_it_holds_and_refuses_pastes(store_url,
         assert "cannot be written" in text(refused)
 
 
+@contextlib.contextmanager
+def role_of_its_own(server: PostgresServer, url: str, *rights: str):
+    """`url` as a new role that is given only `rights` (GRANT statements, `{schema}` and
+    `{role}` filled in) on the schema of `url`: yields a function that grants them again (on the
+    tables made since) and the URL; the role is dropped afterwards."""
+    with psycopg.connect(url) as connection:
+        schema = connection.execute("SELECT current_schema()").fetchone()[0]
+    role = f"rows_only_{os.getpid()}_{time.monotonic_ns()}"
+
+    def grant() -> None:
+        server.sql(*(right.format(schema=schema, role=role) for right in rights), database=ROLE)
+
+    server.sql(f"CREATE ROLE {role} LOGIN")
+    try:
+        grant()
+        yield grant, url.replace(f"//{ROLE}@", f"//{role}@", 1)
+    finally:
+        server.sql(f"DROP OWNED BY {role}", f"DROP ROLE {role}", database=ROLE)
+
+
+# The rights docs/deployment.md names for a role that does not own the schema: its rows only.
+ROWS_ONLY = ("GRANT USAGE ON SCHEMA {schema} TO {role}",
+             "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}")
+
+
+def test_a_role_that_may_only_read_and_write_rows_serves_the_tables_an_owner_created(own_server, own_url, tmp_path):
+    """The schema's owner starts the app once, which creates the tables; a role without CREATE
+    on the schema then boots every worker, pastes and reads."""
+    before = chat("collé par le propriétaire")
+    with hosts(own_url, tmp_path / "owner", count=1) as (client,):
+        assert client.post("/transcripts", data={"transcript": before}).status_code == 303
+    with role_of_its_own(own_server, own_url, *ROWS_ONLY) as (_, rows_only):
+        with hosts(rows_only, tmp_path / "rows-only", count=1) as (client,):
+            assert client.get(f"/play/{link(before)}?call=2").status_code == 200
+            after = chat("collé par un rôle sans CREATE")
+            assert client.post("/transcripts", data={"transcript": after}).status_code == 303
+            assert client.get(f"/transcripts/{link(after)}.json").get_data(as_text=True) == after
+            assert 'id="store-fault"' not in client.get("/transcripts/new").get_data(as_text=True)
+
+
+def test_a_role_that_cannot_create_the_missing_tables_boots_says_why_and_serves_once_they_exist(own_server, own_url, tmp_path, caplog):
+    """No tables yet and a role that may not create them: the workers boot, the lessons serve, a
+    stored link and a paste answer 503 (never 500), the log says what the role lacks; once the
+    owner has made the tables, the same app serves without a restart."""
+    with role_of_its_own(own_server, own_url, *ROWS_ONLY) as (grant, rows_only):
+        with caplog.at_level(logging.WARNING, logger="webapp.store"), hosts(rows_only, tmp_path / "rows-only", count=1) as (client,):
+            assert_lessons_serve(client)
+            assert_unreachable(client, link(chat("jamais collé")))
+            assert any("tables are missing and this role cannot create them" in record.getMessage() for record in caplog.records)
+            with hosts(own_url, tmp_path / "owner", count=1) as (owner,):
+                assert owner.get("/play/bike-shop").status_code == 200  # the owner's app made the tables
+            grant()
+            deadline = time.monotonic() + 15
+            while (status := client.post("/transcripts", data={"transcript": chat("enfin")}).status_code) == 503:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            assert status == 303 and client.get(f"/play/{link(chat('enfin'))}").status_code == 200
+
+
 # --- Processes, pools and the writer's lock ----------------------------------------------------
 
 
@@ -328,6 +402,47 @@ def test_the_store_is_read_from_the_environment_and_a_wrong_one_is_named_without
     with pytest.raises(ValueError, match="expected a postgresql:// URL") as refused:
         create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path)})
     assert "s3cret" not in str(refused.value)
+
+
+# A password's pieces: libpq cuts a password with an unencoded "/" or "@" in two.
+SECRETS = ("s3cret", "passw0rd")
+
+
+@pytest.mark.parametrize("written", [
+    "postgresql://playground:s3cret/passw0rd@127.0.0.1:1/playground",  # read as host "playground", port "s3cret"
+    "postgresql://playground:s3cret@passw0rd@127.0.0.1:1/playground",  # read as host "passw0rd@127.0.0.1"
+    "postgresql://playground:1234/s3cretpassw0rd@127.0.0.1:1/db",      # read as port 1234, database "s3cretpassw0rd@…"
+    "postgresql://playground:s3cretpassw0rd@[fe80::1/playground",      # no "]": libpq quotes the whole URL
+    "postgresql://playground:s3cret passw0rd@127.0.0.1:1/playground",  # a space: libpq quotes the password
+    "postgresql://playground:s3cret%zzpassw0rd@127.0.0.1:1/playground",
+], ids=["slash", "at", "digits-then-slash", "ipv6", "space", "percent"])
+def test_a_url_libpq_misreads_stops_the_app_at_start_without_its_password(written, tmp_path, caplog):
+    """A password with a character a URL reserves, not percent-encoded: the app does not start,
+    and neither its message, nor its traceback, nor the log repeats any piece of the password."""
+    import traceback
+
+    from webapp import create_app
+
+    with caplog.at_level(logging.DEBUG), pytest.raises(ValueError, match="TRANSCRIPT_STORE") as refused:
+        create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "TRANSCRIPT_STORE": written})
+    said = "".join(traceback.format_exception(refused.value)) + "\n".join(record.getMessage() for record in caplog.records)
+    assert not [secret for secret in SECRETS if secret in said], said
+    assert "percent-encode" in str(refused.value)
+
+
+def test_a_password_percent_encoded_is_read_and_never_logged(store_url, tmp_path, caplog):
+    """The same password written as a URL must be (%2F for "/", %40 for "@") is read; with the
+    database down, the retries log where it is without the password."""
+    with_password = store_url.replace("//playground@", "//playground:s3cret%2F%40passw0rd@", 1)
+    with hosts(with_password, tmp_path / "up", count=1) as (client,):
+        assert client.post("/transcripts", data={"transcript": chat("avec un mot de passe")}).status_code == 303
+    down = with_password.replace(urllib.parse.urlsplit(store_url).netloc.rpartition("@")[2], "127.0.0.1:1", 1)
+    with caplog.at_level(logging.DEBUG), hosts(down, tmp_path / "down", count=1) as (client,):
+        assert client.get(f"/play/{link(chat('avec un mot de passe'))}").status_code == 503
+        time.sleep(1.1)  # past the wait between two tries
+        assert client.get(f"/play/{link(chat('avec un mot de passe'))}").status_code == 503
+    assert any("127.0.0.1:1/playground" in record.getMessage() for record in caplog.records)
+    assert not [record.getMessage() for record in caplog.records if any(secret in record.getMessage() for secret in SECRETS)]
 
 
 # --- As it runs in production ------------------------------------------------------------------

@@ -30,6 +30,7 @@ from flask import Response, current_app, make_response, render_template, request
 from jinja2 import nodes
 from werkzeug.exceptions import HTTPException
 
+from ..core.inputs.store_faults import StoreUnwritable
 from .state import PRICING_PARAMS, SETTING_PARAMS, URL_PARAMS, PageState, read_state
 from .state_error import StateError
 
@@ -99,7 +100,8 @@ def changed_inputs(before: PageState | None, after: PageState) -> set[str]:
 def state_before(endpoint: str) -> PageState | None:
     """The state of the page this request came from: the page htmx is on (HX-Current-URL), or
     for a plain page load the page linked from (Referer), when it is the same kind of page;
-    else None."""
+    else None. It is optional: a stored transcript there that the store cannot read now is no
+    page before, and the page asked for answers as from any other."""
     url = request.headers.get("HX-Current-URL") if is_htmx() else request.headers.get("Referer")
     if not url:
         return None
@@ -119,7 +121,7 @@ def state_before(endpoint: str) -> PageState | None:
     args = {name: given[-1] for name, given in parse_qs(parts.query, keep_blank_values=True).items()}
     try:
         return read_state(values["scenario_id"], args, found, values.get("settings", ""))
-    except StateError:
+    except (StateError, StoreUnwritable):
         return None
 
 

@@ -15,12 +15,18 @@ connections and threads do not survive a fork. PostgreSQL stopped or restarting 
 StoreUnreachable (the web answers 503 with Retry-After) at once, without waiting on the pool;
 at most once a second a request tries a new connection, and when one opens, a new pool serves
 again, so the store recovers by itself when the server returns.
+
+The tables are created by the first process that finds them missing; once they exist, a role
+that may only read and write their rows (no CREATE on the schema) serves. Tables missing that
+the role cannot create leave the store answering 503 as if the database did not answer, with
+the reason in the log, until they exist.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +41,9 @@ from .store_faults import StoreUnreachable, StoreUnwritable, log
 from .store_rules import SCHEMA, StoreIndex, T, blocks
 
 BODIES = "CREATE TABLE IF NOT EXISTS bodies (name TEXT PRIMARY KEY, data BYTEA NOT NULL)"
+# Whether the four tables exist, looked up as the queries find them (the search path), without
+# CREATE TABLE IF NOT EXISTS: that checks the right to create in the schema before it looks.
+TABLES_EXIST = "SELECT " + " AND ".join(f"to_regclass('{table}') IS NOT NULL" for table in ("transcripts", "clients", "totals", "bodies"))
 # One writer at a time per store (a store is a schema of a database): the first key names this
 # app's locks, the second the schema, so that two stores in one database do not wait on each other.
 WRITER_LOCK = "SELECT pg_advisory_xact_lock(20834, hashtext(current_schema()))"
@@ -49,6 +58,7 @@ WAIT_SECONDS = 5.0
 STATEMENT_TIMEOUT = "10s"
 # Once the database did not answer, requests fail at once, and one tries it again this often.
 PROBE_EVERY = 1.0
+INSUFFICIENT_PRIVILEGE = "42501"
 
 
 @functools.lru_cache(maxsize=256)
@@ -67,6 +77,11 @@ class Rules:
         return self.connection.execute(placeholders(sql), params, binary=binary)
 
 
+def said(error: psycopg.Error) -> str:
+    """The first line of what PostgreSQL (or libpq) said, for the log."""
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
 def postgres_fault(error: BaseException) -> StoreUnwritable | None:
     """The fault of the store that a psycopg error reports: a database that cannot be reached
     (stopped, restarting, refusing connections, a statement past its timeout) is
@@ -76,7 +91,7 @@ def postgres_fault(error: BaseException) -> StoreUnwritable | None:
         return error
     if not isinstance(error, psycopg.Error):
         return None
-    reason = f"PostgreSQL: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
+    reason = f"PostgreSQL: {said(error)}"
     if error.sqlstate == "53100":  # disk_full
         return StoreUnwritable(reason, full=True)
     if error.sqlstate == "25006":  # read_only_sql_transaction
@@ -86,12 +101,28 @@ def postgres_fault(error: BaseException) -> StoreUnwritable | None:
     return None
 
 
-def server_name(url: str) -> str:
-    """Where the database is, for the log: host, port and database, never the password."""
+def url_parts(url: str) -> dict[str, str]:
+    """libpq's reading of `url`, or ValueError when libpq cannot read it or reads it as no URL
+    is meant (an "@" in a host or the database's name, a port that is not a number): what a
+    password with an unencoded "/" or "@" makes. The message never repeats the URL, nor any
+    text libpq quotes from it: either may hold the password."""
     try:
         parts = conninfo_to_dict(url)
-    except psycopg.Error:
-        return "PostgreSQL (an unreadable URL)"
+    except psycopg.Error as error:
+        # libpq quotes what it could not read: kept only when it is no part of the URL ("]").
+        problem = re.sub(r'"([^"]*)"', lambda quoted: '"…"' if quoted[1] in url else quoted[0], said(error))
+    else:
+        ports = parts.get("port", "").split(",")  # one a host, when several are named
+        if "@" not in parts.get("host", "") + parts.get("dbname", "") and all(port.isdigit() or not port for port in ports):
+            return parts
+        problem = "it reads a host or a database name holding an @, or a port that is not a number"
+    raise ValueError(f"TRANSCRIPT_STORE: libpq cannot read this postgresql:// URL as meant ({problem}); a password holding "
+                     "a character a URL reserves must be percent-encoded (%2F for /, %40 for @, %20 for a space, %25 for %). "
+                     "The URL is not repeated here: it may hold a password.")
+
+
+def server_name(parts: dict[str, str]) -> str:
+    """Where the database is, for the log: host, port and database, never the password."""
     return f"PostgreSQL {parts.get('host', 'localhost')}:{parts.get('port', 5432)}/{parts.get('dbname', '')}"
 
 
@@ -105,7 +136,7 @@ class PostgresIndex(StoreIndex):
     def __init__(self, url: str, max_total_bytes: int, max_client_bytes: int):
         super().__init__(max_total_bytes, max_client_bytes)
         self.url = url
-        self.where = server_name(url)
+        self.where = server_name(url_parts(url))
         self._lock = threading.Lock()
         self._pool: ConnectionPool | None = None
         self._pid: int | None = None
@@ -200,13 +231,13 @@ class PostgresIndex(StoreIndex):
             with psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_SECONDS) as probe:
                 if not self._tables:
                     self._create_tables(probe)
-        except psycopg.Error as error:
+        except (psycopg.Error, StoreUnreachable) as error:
             fault = postgres_fault(error)
             if not isinstance(fault, StoreUnreachable):
                 raise
             self._retry_at = time.monotonic() + PROBE_EVERY
             if self._pid != os.getpid() or self.unreachable is None:
-                log.warning("transcript store: %s cannot be reached (%s): pastes and stored transcripts answer 503 until it answers",
+                log.warning("transcript store: %s does not serve (%s): pastes and stored transcripts answer 503 until it does",
                             self.where, fault.reason)
             self._pid, self.unreachable = os.getpid(), fault
             raise fault from error
@@ -218,20 +249,22 @@ class PostgresIndex(StoreIndex):
         return self._pool
 
     def _create_tables(self, connection: psycopg.Connection) -> None:
-        """Create the tables, once per process. A database that cannot be written (a read-only
-        standby, a full disk) still serves what it holds: its pastes are refused as they come."""
-        try:
-            with connection.transaction():
-                connection.execute(WRITER_LOCK)  # two processes creating a table at once would collide
-                for statement in (*SCHEMA, BODIES):
-                    connection.execute(statement)
-        except psycopg.Error as error:
-            fault = postgres_fault(error)
-            if fault is None or isinstance(fault, StoreUnreachable):
-                raise
-            log.warning("transcript store: %s cannot be written (%s): pastes are refused, stored transcripts are still read",
-                        self.where, fault.reason)
-            return
+        """Create the tables, once per process, unless they exist: then no right to create is
+        needed. Missing tables that cannot be created (a role without CREATE on the schema, a
+        read-only standby, a full disk) raise StoreUnreachable, saying why: the store serves
+        nothing until they exist, and a request a second tries again."""
+        if not connection.execute(TABLES_EXIST).fetchone()[0]:
+            try:
+                with connection.transaction():
+                    connection.execute(WRITER_LOCK)  # two processes creating a table at once would collide
+                    for statement in (*SCHEMA, BODIES):
+                        connection.execute(statement)
+            except psycopg.Error as error:
+                fault = postgres_fault(error)
+                if isinstance(fault, StoreUnreachable) or (fault is None and error.sqlstate != INSUFFICIENT_PRIVILEGE):
+                    raise
+                raise StoreUnreachable(f"its tables are missing and this role cannot create them (PostgreSQL: {said(error)}): start the app once as "
+                                       "the schema's owner, or grant the role CREATE on the schema (docs/deployment.md)") from error
         self._tables = True
 
     def _new_pool(self) -> ConnectionPool:

@@ -29,7 +29,8 @@ from ..jobs import StillComputing, computed, job_key
 from ..languages import money, percent
 from ..limits import runs_as_job
 from ..services import replays
-from ..state import PageState, StateError, read_state
+from ..state import PageState, read_state
+from ..state_error import StateError
 from ..twins import Table, Twins
 from .compare import PHONE_CHART, column_name
 

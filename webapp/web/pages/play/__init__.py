@@ -179,7 +179,7 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         selected["references"] = block_references(result, view.block)
     pinned = pinned_set(result)
     _hits, costs = cache_figures(view, result)
-    well, well_labels = draw(result, view.call, view.block, projector=view.projector, pinned=pinned, link=view.link_to("block"))
+    well, well_words = draw(result, view.call, view.block, projector=view.projector, pinned=pinned, link=view.link_to("block"))
     # Each layer's use at this call, for the bands and the budget table alike.
     uses = data.budget[0] if layered(result) else []
     window = result.settings.real_window
@@ -194,7 +194,7 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         "page_title": _("Call %(call)s of %(calls)s", call=view.call, calls=len(result.calls))
         + " · " + data.title + " · " + _("Compaction Playground"),
         "well": well,
-        "well_labels": well_labels,
+        "well_words": well_words,
         "bands": bands(uses, window, well),
         "layers": budget_rows(uses, window),
         "pinned": pinned,

@@ -1,7 +1,7 @@
 """The well's words: each block's label and accessible name, each trace's, and the levels'
 (axis and zoomed view), in the page's language, beside the pure layout of
 webapp/core/drawing/well.py (geometry, motion, zoom, label placement). `draw` returns the
-layout as the core made it and a `WellLabels` record of its words: the template reads the
+layout as the core made it and its words as a `WellWords` record: the template reads the
 geometry from the one and the words from the other, and the web changes nothing of the core's
 shapes."""
 
@@ -60,7 +60,7 @@ class LevelLabels:
 
 
 @dataclass(frozen=True)
-class WellLabels:
+class WellWords:
     """The words of one drawn well: the blocks' by id, the traces' and the levels' beside the
     core's parts they name, in the well's order."""
 
@@ -77,7 +77,7 @@ def draw(
     projector: bool = False,
     pinned: frozenset[str] = frozenset(),
     link: Callable[[str], str] = lambda block: f"?block={block}",
-) -> tuple[Well, WellLabels]:
+) -> tuple[Well, WellWords]:
     """The well of call `number` and its words; `pinned` blocks say so in their name; `link`
     writes the URL that selects a block. What each block's markup says is written here once,
     so the template's loop over the blocks only places it (a step redraws every block)."""
@@ -125,7 +125,7 @@ def draw(
     shares = {"line": percent(settings.threshold, 1), "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}
     axis = [(mark, LevelLabels(*axis_caption(mark, shares, _, tokens))) for mark in well.marks]
     zoom = [(mark, zoom_labels(mark, tokens(well.zoom.factor), shares, _, tokens)) for mark in well.zoom.marks] if well.zoom else []
-    return well, WellLabels({shape.id: block_labels(shape) for shape in well.shapes}, traces, axis, zoom)
+    return well, WellWords({shape.id: block_labels(shape) for shape in well.shapes}, traces, axis, zoom)
 
 
 def zoom_labels(mark: Mark, factor: str, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> LevelLabels:
