@@ -79,7 +79,8 @@ def data(client, url: str):
 @contextlib.contextmanager
 def worker(redis: str, postgres: str, folder: Path):
     """`compaction-playground worker` in a process of its own, as an operator starts it."""
-    environment = {**os.environ, "LIMITS_STORE": redis, "JOB_QUEUE": "redis", "TRANSCRIPT_STORE": postgres, "PYTHONPATH": str(ROOT)}
+    # Its own folder for what it keeps while Redis does not answer, not the checkout's instance/.
+    environment = {**os.environ, "LIMITS_STORE": redis, "JOB_QUEUE": "redis", "TRANSCRIPT_STORE": postgres, "PYTHONPATH": str(ROOT), "JOB_DIR": str(folder / "jobs")}
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "worker.log", "w") as log:
         process = subprocess.Popen([sys.executable, "-m", "webapp", "worker"], cwd=folder, env=environment, stdout=log, stderr=subprocess.STDOUT)
@@ -212,8 +213,9 @@ def test_redis_stopped_mid_run_and_started_again_loses_nothing(own_redis, postgr
     with worker(own_redis.url, postgres_store, tmp_path / "worker"):
         visitor(first).get(url)
         seen, done = until_done(visitor(second, 2), url, during=outage)
-    # Polls 3 to 7 ran while Redis was down: the job was still running through the outage.
-    assert len(seen) >= 8 and 'id="advice"' in done.get_data(as_text=True)
+    # Redis stopped before poll 3 while the job was not done: an outage mid-run. (Who computes
+    # it then, the worker or the host doing without Redis, is the machine's timing.)
+    assert len(seen) > 3 and 'id="advice"' in done.get_data(as_text=True)
     assert progress_of(visitor(first, 3).get(url)) is None, "and the result is there for everyone"
 
 

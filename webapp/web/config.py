@@ -92,7 +92,8 @@ def init_app(app: Flask, test_config: dict | None) -> None:
     app.config["USER_SCENARIOS_DIRS"] = user_scenario_folders()
     if test_config:
         app.config.from_mapping(test_config)
-    app.config.setdefault("TRANSCRIPT_DIR", str(Path(app.instance_path) / "transcripts"))
+    # Folders come from the environment too: a `compaction-playground worker` has no config file.
+    app.config.setdefault("TRANSCRIPT_DIR", os.environ.get("TRANSCRIPT_DIR") or str(Path(app.instance_path) / "transcripts"))
     # Where pasted transcripts live (docs/deployment.md): unset, files in TRANSCRIPT_DIR with
     # their SQLite index; postgresql://…, that database, which several hosts can share. Read
     # from the environment when the app is made, as gunicorn's workers get it.
@@ -101,7 +102,7 @@ def init_app(app: Flask, test_config: dict | None) -> None:
         if app.config[name] is None:
             app.config[name] = os.environ.get(name, "")
     # The jobs' progress and results beside the transcripts (the instance folder by default).
-    app.config.setdefault("JOB_DIR", str(Path(app.config["TRANSCRIPT_DIR"]).parent / "jobs"))
+    app.config.setdefault("JOB_DIR", os.environ.get("JOB_DIR") or str(Path(app.config["TRANSCRIPT_DIR"]).parent / "jobs"))
     # One client's share of the store (its IPv4 address or IPv6 /64): past it, its own oldest
     # transcripts make room, so no one visitor can push out everyone else's; at least one
     # transcript of the largest size.
