@@ -1,0 +1,41 @@
+"""What a fresh reader of the comparison, the sweep and the play page saw drawn badly, in headless
+Chromium (issue 33, stop 38's list):
+
+- on a phone the long haul's chart painted its markers over "red line 6,400": the window's and
+  the red line's labels are drawn over every series.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.core.model import LANGUAGES
+
+# Each character of the charts' rule labels ("window 8,000", "red line 6,400") whose middle is
+# covered by something else: what lies there instead.
+COVERED_LABELS = """() => {
+  const covered = [];
+  for (const svg of document.querySelectorAll('svg.compare-chart__svg')) {
+    if (!svg.getBoundingClientRect().width) continue;
+    for (const label of svg.querySelectorAll('.chart-rule-label')) {
+      for (let i = 0; i < label.getNumberOfChars(); i++) {
+        const box = label.getExtentOfChar(i);
+        if (!box.width || !label.textContent[i].trim()) continue;
+        const middle = new DOMPoint(box.x + box.width / 2, box.y + box.height / 2).matrixTransform(label.getScreenCTM());
+        const top = document.elementFromPoint(middle.x, middle.y);
+        if (top && !label.contains(top)) covered.push(`"${label.textContent.trim()}"[${i}] under ${top.tagName}.${top.getAttribute('class')}`);
+      }
+    }
+  }
+  return covered;
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_charts_window_and_red_line_labels_are_drawn_over_the_series(sized, live_server, width):
+    failures = []
+    for path in ("/compare/long-haul", "/compare/coding-agent", "/compare/harnesses"):
+        sized.goto(f"{live_server}{path}", wait_until="domcontentloaded")
+        sized.locator("#chart").scroll_into_view_if_needed()
+        failures += [f"{path} at {width} px: {problem}" for problem in sized.evaluate(COVERED_LABELS)]
+    assert not failures, "\n".join(failures[:12])
