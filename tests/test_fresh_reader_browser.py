@@ -2,7 +2,9 @@
 Chromium (issue 33, stop 38's list):
 
 - on a phone the long haul's chart painted its markers over "red line 6,400": the window's and
-  the red line's labels are drawn over every series.
+  the red line's labels are drawn over every series;
+- "‹ Précédent" filled its button edge to edge at 390 px: every step button holds its text with
+  room on both sides, in every language.
 """
 
 from __future__ import annotations
@@ -39,3 +41,24 @@ def test_the_charts_window_and_red_line_labels_are_drawn_over_the_series(sized, 
         sized.locator("#chart").scroll_into_view_if_needed()
         failures += [f"{path} at {width} px: {problem}" for problem in sized.evaluate(COVERED_LABELS)]
     assert not failures, "\n".join(failures[:12])
+
+
+# Each step button whose shown text (words hidden for screen readers left out) comes closer than
+# 4 px to its edge: [text, room left, room right].
+TIGHT_BUTTONS = """() => [...document.querySelectorAll('.steps > .btn')].filter(b => b.getBoundingClientRect().width).map(b => {
+  const shown = [...b.querySelectorAll('*'), b].flatMap(e => [...e.childNodes].filter(n => n.nodeType === 3 && n.textContent.trim()
+    && e.getBoundingClientRect().width > 1)).map(n => { const r = document.createRange(); r.selectNodeContents(n); return r.getBoundingClientRect(); });
+  const box = b.getBoundingClientRect();
+  const left = Math.min(...shown.map(r => r.left)), right = Math.max(...shown.map(r => r.right));
+  return [b.textContent.trim(), Math.round(left - box.left), Math.round(box.right - right)];
+}).filter(([, left, right]) => left < 4 || right < 4)"""
+
+
+@pytest.mark.parametrize("width", [390])
+def test_every_step_button_holds_its_words_on_a_phone(sized, live_server, width):
+    failures = []
+    for path in ("/compare/long-haul?call=30", "/play/long-haul?call=30", "/sweep/bike-shop"):
+        for lang in LANGUAGES:
+            sized.goto(f"{live_server}{path}{'&' if '?' in path else '?'}lang={lang}", wait_until="domcontentloaded")
+            failures += [f"{path} in {lang}: {tight}" for tight in sized.evaluate(TIGHT_BUTTONS)]
+    assert not failures, "\n".join(failures)
