@@ -4,7 +4,9 @@ Chromium (issue 33, stop 38's list):
 - on a phone the long haul's chart painted its markers over "red line 6,400": the window's and
   the red line's labels are drawn over every series;
 - "‹ Précédent" filled its button edge to edge at 390 px: every step button holds its text with
-  room on both sides, in every language.
+  room on both sides, in every language;
+- Chinese verdicts broke a strategy's name at its hyphens ("clear-tool-" / "results"), and so
+  could the sweep's advice.
 """
 
 from __future__ import annotations
@@ -61,4 +63,21 @@ def test_every_step_button_holds_its_words_on_a_phone(sized, live_server, width)
         for lang in LANGUAGES:
             sized.goto(f"{live_server}{path}{'&' if '?' in path else '?'}lang={lang}", wait_until="domcontentloaded")
             failures += [f"{path} in {lang}: {tight}" for tight in sized.evaluate(TIGHT_BUTTONS)]
+    assert not failures, "\n".join(failures)
+
+
+# The strategy names of the verdict and the advice that a line break splits.
+SPLIT_NAMES = """() => [...document.querySelectorAll('.verdict .strategy-name')]
+  .filter(name => name.getClientRects().length > 1).map(name => name.textContent)"""
+
+
+@pytest.mark.parametrize("width", [390])
+def test_the_verdict_and_the_advice_never_break_a_strategys_name(sized, live_server, width):
+    failures = []
+    for path in ("/compare/coding-agent", "/compare/bike-shop", "/compare/long-haul", "/compare/harnesses", "/sweep/bike-shop"):
+        for lang in LANGUAGES:
+            sized.goto(f"{live_server}{path}?lang={lang}", wait_until="domcontentloaded")
+            sized.evaluate("() => document.querySelectorAll('.verdict details').forEach(fold => fold.open = true)")
+            assert sized.locator(".verdict .strategy-name").count(), f"{path} in {lang}: no strategy's name is marked"
+            failures += [f"{path} in {lang}: {name}" for name in sized.evaluate(SPLIT_NAMES)]
     assert not failures, "\n".join(failures)
