@@ -113,7 +113,7 @@ def panel_context(view: PageState) -> dict:
     columns = [
         {
             "family": column.family,
-            "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit)},
+            "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit), "own": round(column.settings.limit) != round(comparison.settings.limit)},
             "pitfalls": pitfall_lines(column),
             "column": column,
             "label": column_name(name_of(column)),

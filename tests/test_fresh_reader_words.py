@@ -1,0 +1,42 @@
+"""What a fresh reader, given the README and the browser, found disagreeing on one screen (issue
+33, stop 38's list), through the Flask client: each figure says what it counts, so two figures of
+one screen never tell two stories.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+
+
+SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
+
+
+def words(markup: str) -> str:
+    """What a person reads of some HTML: its text, spaces collapsed."""
+    body = re.sub(r"<(script|style).*?</\1>", "", markup, flags=re.S)
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))).strip()
+
+
+def between(page: str, start: str, end: str) -> str:
+    return page[page.index(start) : page.index(end, page.index(start))]
+
+
+def column(page: str, key: str) -> str:
+    """The HTML of a strategy's card in full (under the cards the page opens on)."""
+    cards = page[page.index('<section id="columns"') :].split('<li class="column')[1:]
+    return next(card for card in cards if f'data-strategy="{key}"' in card)
+
+
+def test_a_harness_card_says_its_line_is_not_the_charts_red_line(client):
+    """codex-cli's card said "its line 7,200" beside the chart's "red line 6,400"."""
+    page = client.get("/compare/bike-shop").get_data(as_text=True)
+    codex = words(column(page, "codex-cli"))
+    assert "Its own line, not the red line: 90% of the window, 7,200 tokens" in codex
+    # A harness whose line is the red line says so, not that it differs.
+    assert "Its line is the red line: 80% of the window, 6,400 tokens" in words(column(page, "openhands-masking"))
+    caption = words(between(page, '<figcaption id="chart-caption"', "</figcaption>"))
+    assert "the red line (6,400 tokens), where the textbook strategies compact" in caption
+    assert "each production harness compacts at its own line, given on its card" in caption
