@@ -40,3 +40,15 @@ def test_a_harness_card_says_its_line_is_not_the_charts_red_line(client):
     caption = words(between(page, '<figcaption id="chart-caption"', "</figcaption>"))
     assert "the red line (6,400 tokens), where the textbook strategies compact" in caption
     assert "each production harness compacts at its own line, given on its card" in caption
+
+def test_api_validity_is_no_tick_beside_a_refused_trigger_or_an_overflow(client):
+    """anthropic-compaction said "the request would be rejected" beside "API validity ✓ all
+    valid", and truncate overflowed the long haul's window beside the same tick."""
+    bike = client.get("/compare/bike-shop").get_data(as_text=True)
+    anthropic = words(column(bike, "anthropic-compaction"))
+    assert "API validity ✗ every request refused: the API takes no trigger under 50,000 tokens" in anthropic
+    assert "✓ all valid" not in anthropic
+    long_haul = client.get("/compare/long-haul").get_data(as_text=True)
+    truncate = words(column(long_haul, "truncate"))
+    assert re.search(r"API validity ✗ 4 refused as too long, from call \d+", truncate), truncate
+    assert "✓ all valid" in words(column(long_haul, "summarize+facts"))

@@ -30,7 +30,7 @@ from ..languages import money as format_money
 from ..services import replays
 from ..state import PageState, read_state
 from ..story import outcome_text
-from ...core.engine.pitfalls import TRIGGER_MESSAGES
+from ...core.engine.pitfalls import TRIGGER_MESSAGES, TRIGGER_TOO_LOW
 from ...core.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
 blueprint = Blueprint("compare", __name__)
@@ -115,6 +115,7 @@ def panel_context(view: PageState) -> dict:
             "family": column.family,
             "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit), "own": round(column.settings.limit) != round(comparison.settings.limit)},
             "pitfalls": pitfall_lines(column),
+            "refusals": refusals(column),
             "column": column,
             "label": column_name(name_of(column)),
             "about": descriptions.get(column.strategy, ""),
@@ -213,6 +214,27 @@ def pitfall_lines(column: Column) -> list[str]:
     if column.pitfalls("refused"):
         lines.append(_("the summary was no smaller than the history: refused, and from now on only old tool output is cut"))
     return lines
+
+
+def refusals(column: Column) -> list[str]:
+    """Why an API would refuse some of a column's requests, in the reader's words; [] when it
+    takes them all. A trigger its API refuses and a request too long for the window are refusals
+    too: "API validity ✓" sat beside "the request would be rejected" and beside overflows."""
+    said = [
+        _("every request refused: the API takes no trigger under %(minimum)s tokens", minimum=format_number(values["minimum"]))
+        for message, values in column.result.notices
+        if message == TRIGGER_TOO_LOW
+    ]
+    if column.overflows:
+        said.append(ngettext(
+            "%(num)d refused as too long, from call %(call)s", "%(num)d refused as too long, from call %(call)s",
+            column.overflows, call=column.overflow_calls[0],
+        ))
+    if column.invalid:
+        said.append(ngettext(
+            "%(num)d request refused, from call %(call)s", "%(num)d requests refused, from call %(call)s", len(column.invalid), call=min(column.invalid),
+        ))
+    return said
 
 
 def verdict_sentences(comparison: Comparison) -> list[str]:
