@@ -52,3 +52,19 @@ def test_api_validity_is_no_tick_beside_a_refused_trigger_or_an_overflow(client)
     truncate = words(column(long_haul, "truncate"))
     assert re.search(r"API validity ✗ 4 refused as too long, from call \d+", truncate), truncate
     assert "✓ all valid" in words(column(long_haul, "summarize+facts"))
+
+def test_a_fact_missing_when_it_was_needed_is_never_ticked(client):
+    """gemini-cli's "✗ loses a fact" stood over "✓ order number, in this request · missing when
+    call 5 needs it"."""
+    card = column(client.get("/compare/bike-shop?call=6").get_data(as_text=True), "gemini-cli")
+    facts = re.findall(r'<li class="fact ([^"]+)">\s*<span class="fact__mark" aria-hidden="true">(.)</span>(.*?)</li>', card, flags=re.S)
+    order = next((state, mark, words(text)) for state, mark, text in facts if "order number" in text)
+    assert order[:2] == ("is-bad", "✗"), order
+    assert "back in this request · missing when call 5 needs it" in order[2]
+
+def test_a_glance_card_says_when_a_fact_was_missing_as_the_full_card_does(client):
+    """drop's card at a glance said "✗ lost from call 64" where the play page says the fact was
+    lost at call 35 and needed from call 64."""
+    page = client.get("/compare/long-haul").get_data(as_text=True)
+    glance = words(between(page, 'id="glance"', "</section>"))
+    assert "Critical facts ✗ missing at call 64" in glance and "lost from call" not in glance
