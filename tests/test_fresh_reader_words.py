@@ -68,3 +68,10 @@ def test_a_glance_card_says_when_a_fact_was_missing_as_the_full_card_does(client
     page = client.get("/compare/long-haul").get_data(as_text=True)
     glance = words(between(page, 'id="glance"', "</section>"))
     assert "Critical facts ✗ missing at call 64" in glance and "lost from call" not in glance
+
+def test_the_least_saving_is_told_after_the_compaction_that_grew(client):
+    """claude-code: "2 compactions saved under 10% (the least: 3% at call 3)" beside a compaction
+    that made the request bigger at call 2, a smaller saving still."""
+    card = words(column(client.get("/compare/bike-shop").get_data(as_text=True), "claude-code"))
+    grew = card.index("1 compaction made the request bigger (by 9 tokens at call 2).")
+    assert card.index("2 other compactions saved under 10% (the least: 3% at call 3).") > grew

@@ -191,13 +191,8 @@ def pitfall_lines(column: Column) -> list[str]:
             "Compacts and stays above its line at %(count)s calls, from call %(call)s: the floor (%(floor)s) and what it keeps (%(kept)s) pass the line (%(line)s).",
             count=len(loops), call=first["call"], floor=format_number(first["floor"]), kept=format_number(first["kept"]), line=format_number(first["line"]),
         ))
-    small = column.pitfalls("small")
-    if small:
-        least = min(small, key=lambda pitfall: pitfall["percent"])
-        lines.append(_(
-            "%(count)s compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
-            count=len(small), percent=format_number(least["percent"]), call=least["call"],
-        ))
+    # The compactions that grew the request first: "the least" saving of the others is then not
+    # read as the least of all (claude-code's "least: 3% at call 3" beside growth at call 2).
     grew = column.pitfalls("grew")
     if grew:
         lines.append(ngettext(
@@ -205,6 +200,22 @@ def pitfall_lines(column: Column) -> list[str]:
             "%(num)d compactions made the request bigger (by up to %(tokens)s tokens, at call %(call)s).",
             len(grew), tokens=format_number(max(pitfall["grew"] for pitfall in grew)), call=max(grew, key=lambda pitfall: pitfall["grew"])["call"],
         ))
+    small = column.pitfalls("small")
+    if small:
+        least = min(small, key=lambda pitfall: pitfall["percent"])
+        values = {"percent": format_number(least["percent"]), "call": least["call"]}
+        if grew:
+            lines.append(ngettext(
+                "%(num)d other compaction saved under 10%% (%(percent)s%% at call %(call)s).",
+                "%(num)d other compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
+                len(small), **values,
+            ))
+        else:
+            lines.append(ngettext(
+                "%(num)d compaction saved under 10%% (%(percent)s%% at call %(call)s).",
+                "%(num)d compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
+                len(small), **values,
+            ))
     cache = column.pitfalls("cache")
     if cache:
         lines.append(_(
