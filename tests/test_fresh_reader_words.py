@@ -75,3 +75,11 @@ def test_the_least_saving_is_told_after_the_compaction_that_grew(client):
     card = words(column(client.get("/compare/bike-shop").get_data(as_text=True), "claude-code"))
     grew = card.index("1 compaction made the request bigger (by 9 tokens at call 2).")
     assert card.index("2 other compactions saved under 10% (the least: 3% at call 3).") > grew
+
+def test_the_sweep_and_the_comparison_say_at_which_line_they_run_a_harness(client):
+    sweep = words(client.get("/sweep/bike-shop").get_data(as_text=True))
+    assert "Here every strategy, the production harnesses' too, compacts at the red line of its column" in sweep
+    assert "the comparison runs each harness at its own line" in sweep
+    page = client.get("/compare/bike-shop").get_data(as_text=True)
+    harnesses = words(between(page, 'id="family-harness"', "</ol>"))
+    assert "Each compacts at its own line, given on its card, not at the red line; “Choose your settings” runs them at every red line." in harnesses
