@@ -9,6 +9,7 @@ import html
 import re
 from pathlib import Path
 
+import pytest
 
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
@@ -83,3 +84,27 @@ def test_the_sweep_and_the_comparison_say_at_which_line_they_run_a_harness(clien
     page = client.get("/compare/bike-shop").get_data(as_text=True)
     harnesses = words(between(page, 'id="family-harness"', "</ol>"))
     assert "Each compacts at its own line, given on its card, not at the red line; “Choose your settings” runs them at every red line." in harnesses
+
+@pytest.mark.parametrize(
+    "path, start, end",
+    [("/compare/bike-shop", 'id="verdict"', 'id="every-strategy"'), ("/sweep/bike-shop", 'id="advice"', 'id="sweep-tables"')],
+)
+def test_the_money_basis_is_on_the_page_not_in_a_closed_fold(client, path, start, end):
+    """The sweep's bills had no basis on its page, the comparison's sat in its closed settings."""
+    page = client.get(path).get_data(as_text=True)
+    before = page[: page.index('id="bill-basis"')]
+    assert before.count("<details") == before.count("</details>"), "the basis is inside a fold"
+    shown = between(page, start, end)
+    assert (
+        "Every bill on this page: $2.50 per million input tokens, $10.00 per million output tokens (the summaries), "
+        "OpenAI automatic caching: a cached token costs 0.5 of the price."
+    ) in words(shown)
+
+def test_anthropics_cache_says_what_a_written_token_costs(client):
+    shown = words(between(client.get("/compare/bike-shop?cache=anthropic").get_data(as_text=True), 'id="verdict"', 'id="every-strategy"'))
+    assert "Anthropic cache breakpoints: a cached token costs 0.1 of the price, a token written to the cache 1.25." in shown
+
+def test_a_pasted_sessions_basis_is_said_beside_the_cards(client):
+    answer = client.post("/transcripts", data={"transcript": (SESSIONS / "claude-code/spotter-tool_heavy.jsonl").read_text()})
+    page = client.get(answer.headers["Location"].replace("/play/", "/compare/")).get_data(as_text=True)
+    assert "Billed at Anthropic's prices for" in words(between(page, 'id="verdict"', 'id="every-strategy"'))

@@ -29,7 +29,7 @@ from ..languages import counter_labels, strategy_descriptions
 from ..languages import money as format_money
 from ..services import replays
 from ..state import PageState, read_state
-from ..story import outcome_text
+from ..story import joined, outcome_text
 from ...core.engine.pitfalls import TRIGGER_MESSAGES, TRIGGER_TOO_LOW
 from ...core.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
@@ -135,8 +135,7 @@ def panel_context(view: PageState) -> dict:
     return {
         "view": view,
         "pricing": pricing,
-        # Said under the bill's fields for a session (a scenario of the library keeps its one price).
-        "billing": billing_json(view.scenario, pricing, _) if view.scenario.origin is not None else None,
+        "bill_basis": bill_basis(view),
         "comparison": comparison,
         "call": view.call,
         "title": title,
@@ -261,6 +260,27 @@ def column_name(name: Name) -> str:
     if name.keep_facts:
         return _("%(strategy)s + keep facts", strategy=name.strategy)
     return name.strategy
+
+
+def bill_basis(view: PageState) -> str:
+    """What every bill of a comparison or a sweep counts, said on the page beside them: the
+    prices, the prompt cache and what a cached (and a written) token costs; for a session, whose
+    prices these are. The sweep said nothing of it, the comparison only in its closed settings."""
+    pricing = view.pricing
+    values = {
+        "input": format_money(pricing.price, 2),
+        "output": format_money(pricing.output_price, 2),
+        "cache": CACHE_LABELS[pricing.cache],
+        "share": format_number(pricing.share),
+        "written": format_number(pricing.model.write_share),
+    }
+    if pricing.model.write_share == 1:
+        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries), %(cache)s: a cached token costs %(share)s of the price.", **values)
+    else:
+        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries), %(cache)s: a cached token costs %(share)s of the price, a token written to the cache %(written)s.", **values)
+    if view.scenario.origin is None:  # a scenario of the library keeps the playground's prices
+        return said
+    return joined([said, billing_json(view.scenario, pricing, _)["says"]], str(get_locale()))
 
 
 def money(bill: Bill, pricing: Pricing) -> dict[str, float]:

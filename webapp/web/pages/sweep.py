@@ -23,7 +23,7 @@ from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
 from ..languages import money, percent
 from ..state import PageState, StateError, read_state
-from .compare import PHONE_CHART, column_name
+from .compare import PHONE_CHART, bill_basis, column_name
 
 blueprint = Blueprint("sweep", __name__)
 
@@ -102,6 +102,7 @@ def panel_context(view: PageState) -> dict:
         "title": title,
         "page_title": _("Choose your settings") + " · " + title,
         "advice": advice(result.recommendation),
+        "bill_basis": bill_basis(view),
         "best": result.recommendation.best,
         "chart": bill_chart(result, point_name, tick_label=money),
         "phone_chart": bill_chart(result, point_name, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, tick_label=money),
