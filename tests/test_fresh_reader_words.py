@@ -108,3 +108,22 @@ def test_a_pasted_sessions_basis_is_said_beside_the_cards(client):
     answer = client.post("/transcripts", data={"transcript": (SESSIONS / "claude-code/spotter-tool_heavy.jsonl").read_text()})
     page = client.get(answer.headers["Location"].replace("/play/", "/compare/")).get_data(as_text=True)
     assert "Billed at Anthropic's prices for" in words(between(page, 'id="verdict"', 'id="every-strategy"'))
+
+@pytest.mark.parametrize(
+    "lang, word",
+    [("en", "compaction"), ("fr", "compaction"), ("zh", "压缩")],
+)
+def test_the_event_log_names_events_in_the_readers_words(client, lang, word):
+    """The log showed the loop's keys (user_message, compact, turn_start): each event has a name
+    in the reader's words, its key on hover and beside it in the glossary."""
+    from webapp.web.pages.glossary import EVENT_NAMES, EVENTS
+
+    assert set(EVENT_NAMES) == set(EVENTS)
+    page = client.get(f"/play/bike-shop?call=5&lang={lang}").get_data(as_text=True)
+    log = between(page, 'id="events-title"', 'id="chat-title"')
+    assert "<code>compact</code>" not in log and "<code>user_message</code>" not in log
+    compact = re.search(r'<li class="event kind-compact"><a class="event-name" href="[^"]+" title="([^"]+)">(.*?)</a>', log)
+    assert words(compact.group(2)) == word
+    assert html.unescape(compact.group(1)).startswith("compact: ")  # the loop's own name, on hover
+    glossary = words(client.get(f"/glossary?lang={lang}").get_data(as_text=True))
+    assert f"{word} compact" in glossary
