@@ -6,11 +6,13 @@ one screen never tell two stories.
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from webapp.core.model import LANGUAGES
 
 SESSIONS = Path(__file__).parent / "fixtures" / "sessions"
 
@@ -127,3 +129,24 @@ def test_the_event_log_names_events_in_the_readers_words(client, lang, word):
     assert html.unescape(compact.group(1)).startswith("compact: ")  # the loop's own name, on hover
     glossary = words(client.get(f"/glossary?lang={lang}").get_data(as_text=True))
     assert f"{word} compact" in glossary
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_pasted_session_is_titled_by_its_first_request_not_its_hash(client, lang):
+    answer = client.post("/transcripts", data={"transcript": (SESSIONS / "claude-code/spotter-tool_heavy.jsonl").read_text()})
+    link = answer.headers["Location"]
+    name = link.rsplit("/", 1)[1]
+    heading = words(re.search(r"<h1.*?</h1>", client.get(f"{link}?lang={lang}").get_data(as_text=True), flags=re.S).group(0))
+    assert "start phoenix in background" in heading and name not in heading, heading
+
+def test_a_long_first_request_is_cut_at_a_word(client):
+    long = "Please look at every failing test of the billing module and tell me why the totals are off by a cent"
+    answer = client.post("/transcripts", data={"transcript": f'[{{"role": "user", "content": "{long}"}}, {{"role": "assistant", "content": "On it."}}]'})
+    heading = words(re.search(r"<h1.*?</h1>", client.get(answer.headers["Location"]).get_data(as_text=True), flags=re.S).group(0))
+    assert "“Please look at every failing test of the billing module and…”" in heading, heading
+
+def test_a_first_request_without_words_leaves_the_id_as_title():
+    from webapp.core.inputs.transcripts import parse_transcript, transcript_id
+
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+    text = json.dumps([{"role": "user", "content": [image]}, {"role": "assistant", "content": "A cat."}])
+    assert parse_transcript(text, "pasted").text("title") == f"Transcript {transcript_id(text)}"
