@@ -150,3 +150,19 @@ def test_a_first_request_without_words_leaves_the_id_as_title():
     image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
     text = json.dumps([{"role": "user", "content": [image]}, {"role": "assistant", "content": "A cat."}])
     assert parse_transcript(text, "pasted").text("title") == f"Transcript {transcript_id(text)}"
+
+def test_the_bills_change_from_the_previous_call_is_the_storys(client):
+    """harnesses, call 10: the story said "SENT grew by 26,518 tokens, 3,261 more than at the
+    previous call", the bill "vs previous call −15,349" (the request's change)."""
+    page = client.get("/play/harnesses?call=10").get_data(as_text=True)
+    assert "SENT grew by 26,518 tokens, 3,261 more than at the previous call" in words(page)
+    bill = words(between(page, 'id="bill-figures"', "</dl>"))
+    assert "This call +26,518 vs previous call +3,261" in bill
+
+def test_the_glossary_says_both_things_request_names(client):
+    """The glossary said "a request is one message of the user", where the metrics, the facts
+    and the chart say "this request" of what a call sends."""
+    glossary = words(client.get("/glossary").get_data(as_text=True))
+    assert "A request is one message of the user." not in glossary
+    assert "The user's messages are numbered as requests: request 3 is the third, and KEEP counts them." in glossary
+    assert "what one call sends, the floor and the whole history, is that call's request" in glossary
