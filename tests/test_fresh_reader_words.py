@@ -166,3 +166,9 @@ def test_the_glossary_says_both_things_request_names(client):
     assert "A request is one message of the user." not in glossary
     assert "The user's messages are numbered as requests: request 3 is the third, and KEEP counts them." in glossary
     assert "what one call sends, the floor and the whole history, is that call's request" in glossary
+
+def test_the_verdict_names_a_lost_fact_in_the_readers_language(client):
+    """The Chinese verdict said "truncate 从第 24 次调用起丢掉了一个关键事实（the nightly's random seed）"."""
+    page = client.get("/compare/coding-agent?lang=zh").get_data(as_text=True)
+    verdict = words(between(page, 'id="verdict"', "</section>"))
+    assert "（nightly 构建的随机种子）" in verdict and "the nightly's random seed" not in verdict

@@ -253,7 +253,16 @@ def verdict_sentences(comparison: Comparison) -> list[str]:
 
 
 def sentences(lines: list[list[Notice]]) -> list[str]:
-    return [" ".join(_(message) % fill(values, column_name, format_number, format_money) for message, values in line) for line in lines]
+    return [" ".join(_(message) % fill(in_language(values), column_name, format_number, format_money) for message, values in line) for line in lines]
+
+
+def in_language(values: dict[str, object]) -> dict[str, object]:
+    """A notice's values with a lost fact's label in the reader's language (the verdict named it
+    in English on the Chinese page)."""
+    fact = values.get("fact")
+    if fact is None:
+        return values
+    return {**values, "label": fact.label_in(str(get_locale())) or values["label"]}
 
 
 def column_name(name: Name) -> str:
