@@ -72,6 +72,12 @@ def test_a_glance_card_says_when_a_fact_was_missing_as_the_full_card_does(client
     glance = words(between(page, 'id="glance"', "</section>"))
     assert "Critical facts ✗ missing at call 64" in glance and "lost from call" not in glance
 
+def test_an_overflow_badge_says_at_which_calls(client):
+    """truncate's card at a glance said "✗ overflows" over "90% of the window" at call 64: its
+    overflows were earlier, and no figure of the card said when."""
+    glance = words(between(client.get("/compare/long-haul").get_data(as_text=True), 'id="glance"', "</section>"))
+    assert "✗ overflows at 4 calls, from call 41" in glance
+
 def test_the_least_saving_is_told_after_the_compaction_that_grew(client):
     """claude-code: "2 compactions saved under 10% (the least: 3% at call 3)" beside a compaction
     that made the request bigger at call 2, a smaller saving still."""
