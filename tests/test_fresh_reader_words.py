@@ -104,13 +104,13 @@ def test_the_money_basis_is_on_the_page_not_in_a_closed_fold(client, path, start
     assert before.count("<details") == before.count("</details>"), "the basis is inside a fold"
     shown = between(page, start, end)
     assert (
-        "Every bill on this page: $2.50 per million input tokens, $10.00 per million output tokens (the summaries), "
-        "OpenAI automatic caching: a cached token costs 0.5 of the price."
+        "Every bill on this page: $2.50 per million input tokens, $10.00 per million output tokens (the summaries). "
+        "Prompt cache: OpenAI automatic caching; a cached token costs 0.5 of the price."
     ) in words(shown)
 
 def test_anthropics_cache_says_what_a_written_token_costs(client):
     shown = words(between(client.get("/compare/bike-shop?cache=anthropic").get_data(as_text=True), 'id="verdict"', 'id="every-strategy"'))
-    assert "Anthropic cache breakpoints: a cached token costs 0.1 of the price, a token written to the cache 1.25." in shown
+    assert "Prompt cache: Anthropic cache breakpoints; a cached token costs 0.1 of the price, a token written to the cache 1.25." in shown
 
 def test_a_pasted_sessions_basis_is_said_beside_the_cards(client):
     answer = client.post("/transcripts", data={"transcript": (SESSIONS / "claude-code/spotter-tool_heavy.jsonl").read_text()})

@@ -284,9 +284,9 @@ def bill_basis(view: PageState) -> str:
         "written": format_number(pricing.model.write_share),
     }
     if pricing.model.write_share == 1:
-        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries), %(cache)s: a cached token costs %(share)s of the price.", **values)
+        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries). Prompt cache: %(cache)s; a cached token costs %(share)s of the price.", **values)
     else:
-        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries), %(cache)s: a cached token costs %(share)s of the price, a token written to the cache %(written)s.", **values)
+        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries). Prompt cache: %(cache)s; a cached token costs %(share)s of the price, a token written to the cache %(written)s.", **values)
     if view.scenario.origin is None:  # a scenario of the library keeps the playground's prices
         return said
     return joined([said, billing_json(view.scenario, pricing, _)["says"]], str(get_locale()))
