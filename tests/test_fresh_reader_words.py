@@ -165,6 +165,13 @@ def test_the_bills_change_from_the_previous_call_is_the_storys(client):
     bill = words(between(page, 'id="bill-figures"', "</dl>"))
     assert "This call +26,518 vs previous call +3,261" in bill
 
+def test_the_summarizers_tokens_say_they_hold_its_instructions_too(client):
+    """harnesses, call 10: "folded 11 old messages (18,556 tokens …)" and "18,610 of them went
+    to the summarizer" read as two counts of one thing."""
+    story = words(between(client.get("/play/harnesses?call=10").get_data(as_text=True), 'class="story', "</section>"))
+    assert "folded 11 old messages (18,556 tokens, from request 1)" in story
+    assert "18,610 of them went to the summarizer: the messages it summarized and its instructions." in story
+
 def test_the_glossary_says_both_things_request_names(client):
     """The glossary said "a request is one message of the user", where the metrics, the facts
     and the chart say "this request" of what a call sends."""
