@@ -82,7 +82,7 @@ def test_the_comparison_page_shows_every_harness_beside_the_textbook_strategies(
     assert textbook < harnesses
     for name in HARNESS_COLUMNS:
         assert text.index(f'data-strategy="{name}"') > harnesses
-    assert "Its line: 90% of the window, 29,491 tokens" in text
+    assert "Its own line, not the red line: 90% of the window, 29,491 tokens" in text
     data = json.loads(client.get("/compare/harnesses.json?call=26").data)
     rows = {row["strategy"]: row for row in data["strategies"]}
     assert rows["langchain-summarization"]["cache_rewritten"] == 429_409

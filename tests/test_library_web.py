@@ -137,7 +137,7 @@ def test_a_pasted_transcript_gets_a_link_that_replays_with_every_strategy(client
         for call in (1, 2, 3, 4):
             assert client.get(f"/play/{name}?call={call}&strategy={strategy}&window=2000").status_code == 200
     page = text(client.get(f"/play/{name}?call=2&window=2000"))
-    assert "Transcript t-" in page and "tool result: get_order" in page
+    assert "Transcript: “Where is order 4471?" in page and "tool result: get_order" in page
     assert client.get(f"/compare/{name}?call=4&window=2000").status_code == 200
     assert client.get(f"/play/{name}.json?call=4").get_json()["calls"] == 4
 

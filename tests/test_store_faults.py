@@ -382,7 +382,7 @@ def test_a_person_pasting_on_a_read_only_store_is_told_and_keeps_the_text(page, 
             assert "Tout le reste fonctionne" in page.locator("#store-fault").inner_text()
             assert page.input_value("#transcript") == chat("nouveau")
             page.goto(f"http://127.0.0.1:{port}/play/{link(kept)}")
-            assert page.locator("h1").first.inner_text().startswith(f"Transcript {link(kept)}")
+            assert page.locator("h1").first.inner_text().startswith("Transcript: “déjà là”")
 
 
 def test_every_gunicorn_worker_boots_on_a_corrupt_index_and_serves_the_stored_transcripts(tmp_path):

@@ -357,6 +357,6 @@ def test_the_message_cap_counts_the_prefix_too(client, app):
 def test_a_pasted_transcript_is_titled_in_the_readers_language(client):
     link = client.post("/transcripts", data={"transcript": transcript([USER])}).headers["Location"]
     scenario_id = link.split("/play/")[1].split("?")[0]
-    for lang, word in (("en", "Transcript"), ("fr", "Transcription"), ("zh", "对话记录")):
+    for lang, title in (("en", "Transcript: “hello”"), ("fr", "Transcription\u00a0: «\u00a0hello\u00a0»"), ("zh", "对话记录：“hello”")):
         page = client.get(f"/play/{scenario_id}?lang={lang}").get_data(as_text=True)
-        assert f"{word} {scenario_id}" in page
+        assert title in page

@@ -38,5 +38,5 @@ def test_a_browser_paste_is_found_by_both_workers_and_after_a_restart(page, tmp_
             assert response.read() == sent
     with serve(workers=2, config=config) as (port, _):
         page.goto(f"http://127.0.0.1:{port}/play/{name}")
-        assert page.locator("h1").first.inner_text().startswith(f"Transcript {name}")
+        assert page.locator("h1").first.inner_text().startswith("Transcript: “Où est ma commande n° 4471 ?”")
         assert [get(port, f"/play/{name}?call=2")[0] for _ in range(4)] == [200] * 4

@@ -159,7 +159,7 @@ def test_every_panel_declares_inputs_that_exist(app):
 def test_hammer_call_shows_the_compact_event_before_and_after(client):
     page = text(client.get("/play/bike-shop?call=5"))
     assert "compacting" in page and 'class="hammer"' in page
-    assert "<code>compact</code></a> <span>6,443 → 3,087 tokens · cache: changes the request from message 3 of the chat on" in page
+    assert ">compaction</a> <span>6,443 → 3,087 tokens · cache: changes the request from message 3 of the chat on" in page
     assert "Compaction shrank the request from 6,443 to 3,087 tokens." in page
     # the shrunk tool result is labelled with its note, old and new size
     assert '✂ <tspan class="long">tool result: </tspan>get_order</tspan>' in page and "72 ← 3,428" in page

@@ -132,7 +132,7 @@ def bill_text(story: CallStory) -> str:
         else:
             text = _("SENT grew by %(tokens)s tokens, as much as at the previous call (%(total)s in all).", **values)
     if story.summarizer_input:
-        text = joined([text, _("%(tokens)s of them went to the summarizer.", tokens=n(story.summarizer_input))], str(get_locale()))
+        text = joined([text, _("%(tokens)s of them went to the summarizer: the messages it summarized and its instructions.", tokens=n(story.summarizer_input))], str(get_locale()))
     return text
 
 

@@ -3,8 +3,10 @@ and written without the whitespace people indent templates with."""
 
 from __future__ import annotations
 
+import re
+
 from flask import Flask
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from jinja2 import StrictUndefined
 
 from ..core.engine.strategy_catalog import STRATEGIES
@@ -22,7 +24,7 @@ def init_app(app: Flask) -> None:
     # The settings form, written from the fields of Settings.
     env.globals.update(settings_inputs=settings_inputs, settings_form_fields=FORM_FIELDS)
     # numberformat: Flask-Babel's filter, made fast for whole numbers (languages.number).
-    env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up, squeeze=squeeze)
+    env.filters.update(money=money, percent=percent, numberformat=number, close_up=close_up, squeeze=squeeze, unbroken_names=unbroken_names)
     env.undefined = StrictUndefined  # a misspelt name fails loudly, in tests first
     # No lines left behind by template tags: a step's answer is mostly markup, so its
     # indentation is a good part of its bytes.
@@ -38,3 +40,15 @@ def oob_attr(oob: bool, how: str = "true") -> Markup:
 def tokens(value: float) -> str:
     """A token count as people read it: whole, with the locale's grouping."""
     return whole_numbers()(value)
+
+
+# The strategies' names a line may break at a hyphen, longest first, as whole words.
+HYPHENATED_NAMES = re.compile(
+    r"(?<![\w-])(" + "|".join(re.escape(name) for name in sorted((name for name in STRATEGIES if "-" in name), key=len, reverse=True)) + r")(?![\w-])"
+)
+
+
+def unbroken_names(text: str) -> Markup:
+    """A sentence with each hyphenated strategy name in a span no line break splits: Chinese
+    lines broke "clear-tool-results" at its hyphens."""
+    return Markup(HYPHENATED_NAMES.sub(r'<span class="strategy-name">\1</span>', str(escape(text))))

@@ -222,7 +222,7 @@ def judge(columns: list[Column]) -> Verdict:
         if column.no_room_calls:
             found.append(("no_room", {"count": len(column.no_room_calls), "first": column.no_room_calls[0]}))
         for fate in column.authored_lost:
-            found.append(("lost", {"label": fate.fact.label or fate.fact.text, "call": fate.lost_from}))
+            found.append(("lost", {"label": fate.fact.label or fate.fact.text, "fact": fate.fact, "call": fate.lost_from}))
         if column.references_lost:
             first = min(column.references_lost, key=lambda fate: fate.lost_from)
             found.append(

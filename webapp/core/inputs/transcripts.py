@@ -12,14 +12,18 @@ from ..i18n import N_
 from ..model import Origin, Scenario, ScriptMessage, tool_pair_problems
 from ..counter_catalog import missing
 from ..counting.open_models import model_counter
+from ..counting.tokens import content_text
 from ..counting.windows import model_window
 from ..settings import Settings
 from .formats import FormatError, detect, import_transcript, parse
 from .formats.common import TooDeep, message_layer, relocate
 from .scenarios import ScenarioError, first_request, grouped
 
-# A pasted transcript's title and lesson, in each language of the interface (like a scenario's).
+# A pasted transcript's title and lesson, in each language of the interface (like a scenario's):
+# its first request's first words (a title of its hash told the reader nothing), else its id.
 TRANSCRIPT_WORD = {"en": "Transcript", "fr": "Transcription", "zh": "对话记录"}
+TRANSCRIPT_TITLE = {"en": "Transcript: “{words}”", "fr": "Transcription\u00a0: «\u00a0{words}\u00a0»", "zh": "对话记录：“{words}”"}
+TITLE_LENGTH = 60  # characters of the first request the title quotes, cut at a word
 TRANSCRIPT_LESSON = {
     "en": "Your own agent's chat, replayed call by call.",
     "fr": "Le chat de votre agent, rejoué appel par appel.",
@@ -88,6 +92,17 @@ def transcript_id(content: str | bytes) -> str:
     return "t-" + hashlib.sha256(data).hexdigest()[:16]
 
 
+def transcript_title(script: list[dict], name: str) -> dict[str, str]:
+    """The title of a pasted transcript in each language: the first words of its first request
+    (`script` starts with it), or, when it holds no text, the transcript's id."""
+    text = " ".join(content_text(script[0].get("content")).split()) if script else ""
+    if not text:
+        return {language: f"{word} {name}" for language, word in TRANSCRIPT_WORD.items()}
+    if len(text) > TITLE_LENGTH:
+        text = (text[:TITLE_LENGTH].rsplit(" ", 1)[0] or text[:TITLE_LENGTH]) + "…"
+    return {language: pattern.format(words=text) for language, pattern in TRANSCRIPT_TITLE.items()}
+
+
 def parse_transcript(
     text: str, source: str, *, scenario_id: str | None = None, title: str | None = None, run: int = 1
 ) -> Scenario:
@@ -116,7 +131,7 @@ def parse_transcript(
     name = scenario_id or transcript_id(text)
     scenario = Scenario(
         id=name,
-        title={"en": title} if title else {language: f"{word} {name}" for language, word in TRANSCRIPT_WORD.items()},
+        title={"en": title} if title else transcript_title(imported.messages[start:], name),
         lesson=dict(TRANSCRIPT_LESSON),
         prefix=tuple(imported.messages[:start]),
         prefix_layers=tuple(layer if layer != "history" else "system" for layer in map(message_layer, imported.messages[:start])),

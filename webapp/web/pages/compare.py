@@ -26,9 +26,9 @@ from ..languages import counter_labels, strategy_descriptions
 from ..languages import money as format_money
 from ..services import replays
 from ..state import PageState, read_state
-from ..story import outcome_text
+from ..story import joined, outcome_text
 from ..twins import Table, Twins
-from ...core.engine.pitfalls import TRIGGER_MESSAGES
+from ...core.engine.pitfalls import TRIGGER_MESSAGES, TRIGGER_TOO_LOW
 from ...core.engine.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
 blueprint = Blueprint("compare", __name__)
@@ -103,8 +103,9 @@ def panel_context(view: PageState) -> dict:
     columns = [
         {
             "family": column.family,
-            "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit)},
+            "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit), "own": round(column.settings.limit) != round(comparison.settings.limit)},
             "pitfalls": pitfall_lines(column),
+            "refusals": refusals(column),
             "column": column,
             "label": column_name(name_of(column)),
             "about": descriptions.get(column.strategy, ""),
@@ -124,8 +125,7 @@ def panel_context(view: PageState) -> dict:
     return {
         "view": view,
         "pricing": pricing,
-        # Said under the bill's fields for a session (a scenario of the library keeps its one price).
-        "billing": billing_json(view.scenario, pricing, _) if view.scenario.origin is not None else None,
+        "bill_basis": bill_basis(view),
         "comparison": comparison,
         "call": view.call,
         "title": title,
@@ -180,13 +180,8 @@ def pitfall_lines(column: Column) -> list[str]:
             "Compacts and stays above its line at %(count)s calls, from call %(call)s: the floor (%(floor)s) and what it keeps (%(kept)s) pass the line (%(line)s).",
             count=len(loops), call=first["call"], floor=format_number(first["floor"]), kept=format_number(first["kept"]), line=format_number(first["line"]),
         ))
-    small = column.pitfalls("small")
-    if small:
-        least = min(small, key=lambda pitfall: pitfall["percent"])
-        lines.append(_(
-            "%(count)s compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
-            count=len(small), percent=format_number(least["percent"]), call=least["call"],
-        ))
+    # The compactions that grew the request first: "the least" saving of the others is then not
+    # read as the least of all (claude-code's "least: 3% at call 3" beside growth at call 2).
     grew = column.pitfalls("grew")
     if grew:
         lines.append(ngettext(
@@ -194,6 +189,22 @@ def pitfall_lines(column: Column) -> list[str]:
             "%(num)d compactions made the request bigger (by up to %(tokens)s tokens, at call %(call)s).",
             len(grew), tokens=format_number(max(pitfall["grew"] for pitfall in grew)), call=max(grew, key=lambda pitfall: pitfall["grew"])["call"],
         ))
+    small = column.pitfalls("small")
+    if small:
+        least = min(small, key=lambda pitfall: pitfall["percent"])
+        values = {"percent": format_number(least["percent"]), "call": least["call"]}
+        if grew:
+            lines.append(ngettext(
+                "%(num)d other compaction saved under 10%% (%(percent)s%% at call %(call)s).",
+                "%(num)d other compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
+                len(small), **values,
+            ))
+        else:
+            lines.append(ngettext(
+                "%(num)d compaction saved under 10%% (%(percent)s%% at call %(call)s).",
+                "%(num)d compactions saved under 10%% (the least: %(percent)s%% at call %(call)s).",
+                len(small), **values,
+            ))
     cache = column.pitfalls("cache")
     if cache:
         lines.append(_(
@@ -205,19 +216,70 @@ def pitfall_lines(column: Column) -> list[str]:
     return lines
 
 
+def refusals(column: Column) -> list[str]:
+    """Why an API would refuse some of a column's requests, in the reader's words; [] when it
+    takes them all. A trigger its API refuses and a request too long for the window are refusals
+    too: "API validity ✓" sat beside "the request would be rejected" and beside overflows."""
+    said = [
+        _("every request refused: the API takes no trigger under %(minimum)s tokens", minimum=format_number(values["minimum"]))
+        for message, values in column.result.notices
+        if message == TRIGGER_TOO_LOW
+    ]
+    if column.overflows:
+        said.append(ngettext(
+            "%(num)d refused as too long, from call %(call)s", "%(num)d refused as too long, from call %(call)s",
+            column.overflows, call=column.overflow_calls[0],
+        ))
+    if column.invalid:
+        said.append(ngettext(
+            "%(num)d request refused, from call %(call)s", "%(num)d requests refused, from call %(call)s", len(column.invalid), call=min(column.invalid),
+        ))
+    return said
+
+
 def verdict_sentences(comparison: Comparison) -> list[str]:
     """The verdict in the reader's language, one sentence (or two) per line."""
     return sentences(verdict_notices(comparison))
 
 
 def sentences(lines: list[list[Notice]]) -> list[str]:
-    return [" ".join(_(message) % fill(values, column_name, format_number, format_money) for message, values in line) for line in lines]
+    return [" ".join(_(message) % fill(in_language(values), column_name, format_number, format_money) for message, values in line) for line in lines]
+
+
+def in_language(values: dict[str, object]) -> dict[str, object]:
+    """A notice's values with a lost fact's label in the reader's language (the verdict named it
+    in English on the Chinese page)."""
+    fact = values.get("fact")
+    if fact is None:
+        return values
+    return {**values, "label": fact.label_in(str(get_locale())) or values["label"]}
 
 
 def column_name(name: Name) -> str:
     if name.keep_facts:
         return _("%(strategy)s + keep facts", strategy=name.strategy)
     return name.strategy
+
+
+def bill_basis(view: PageState) -> str:
+    """What every bill of a comparison or a sweep counts, said on the page beside them: the
+    prices, the prompt cache and what a cached (and a written) token costs; for a session, whose
+    prices these are. The sweep said nothing of it, the comparison only in its closed settings."""
+    pricing = view.pricing
+    values = {
+        "input": format_money(pricing.price, 2),
+        "output": format_money(pricing.output_price, 2),
+        "cache": CACHE_LABELS[pricing.cache],
+        "share": format_number(pricing.share),
+        "written": format_number(pricing.model.write_share),
+    }
+    if pricing.model.write_share == 1:
+        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries). Prompt cache: %(cache)s; a cached token costs %(share)s of the price.", **values)
+    else:
+        said = _("Every bill on this page: %(input)s per million input tokens, %(output)s per million output tokens (the summaries). Prompt cache: %(cache)s; a cached token costs %(share)s of the price, a token written to the cache %(written)s.", **values)
+    if view.scenario.origin is None:  # a scenario of the library keeps the playground's prices
+        return said
+    return joined([said, billing_json(view.scenario, pricing, _)["says"]], str(get_locale()))
 
 
 def money(bill: Bill, pricing: Pricing) -> dict[str, float]:

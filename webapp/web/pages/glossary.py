@@ -51,6 +51,32 @@ EVENTS = {
 }
 
 
+# Each event's name in the reader's words; the log and the glossary give the loop's own name
+# (the key above) on hover and beside it.
+EVENT_NAMES = {
+    "user_message": N_("new request"),
+    "compact": N_("compaction"),
+    "turn_start": N_("turn starts"),
+    "model_call": N_("model call"),
+    "tool_call": N_("tool call"),
+    "tool_result": N_("tool result"),
+    "turn_end": N_("turn ends"),
+    "warning": N_("alert"),
+    "notice": N_("notice to the user"),
+    "pinned_kept": N_("pinned, kept"),
+    "recorded_compaction": N_("the harness compacted"),
+    "overflow": N_("overflow"),
+    "invalid_request": N_("request refused"),
+    "no_room_for_reply": N_("no room for the reply"),
+    "pitfall": N_("pitfall"),
+}
+
+
+@blueprint.app_template_global()
+def event_name(kind: str) -> str:
+    return _(EVENT_NAMES[kind]) if kind in EVENT_NAMES else kind
+
+
 @blueprint.app_template_global()
 def event_meaning(kind: str) -> str:
     return _(EVENTS[kind]) if kind in EVENTS else ""

@@ -32,7 +32,7 @@ from ..services import replays
 from ..state import PageState, read_state
 from ..state_error import StateError
 from ..twins import Table, Twins
-from .compare import PHONE_CHART, column_name
+from .compare import PHONE_CHART, bill_basis, column_name
 
 blueprint = Blueprint("sweep", __name__)
 
@@ -161,6 +161,7 @@ def panel_context(view: PageState) -> dict:
         "waiting": None,
         "sweep": result,
         "advice": advice(result.recommendation),
+        "bill_basis": bill_basis(view),
         "best": result.recommendation.best,
         "chart": bill_chart(result, point_name, tick_label=money),
         "phone_chart": bill_chart(result, point_name, width=PHONE_CHART[0], height=PHONE_CHART[1], label_width=0, tick_label=money),

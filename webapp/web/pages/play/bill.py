@@ -1,5 +1,5 @@
-"""The bill panel: SENT so far, what this call added, the growth of the request, the cost, and a
-bar per call."""
+"""The bill panel: SENT so far, what this call added and how that compares with the previous call,
+the cost, and a bar per call."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class Bill:
     sent_total: int
     this_call: int  # what SENT grew by on this call (the request, plus any summarizer input)
     tokens: int
-    growth: int | None  # this request minus the previous one
+    growth: int | None  # what SENT grew by on this call minus what it grew by on the previous one
     cost: float
     price: float
     bars: list[tuple[int, int]]  # (call, what SENT grew by) for every call
@@ -57,13 +57,15 @@ def increments(result: Replay) -> list[tuple[int, int]]:
 def bill(data: PlayData) -> Bill:
     """The bill panel at the page's call: SENT, this call's share of it, and its cost."""
     result, call = data.result, data.call
-    previous = result.calls[call.number - 2] if call.number > 1 else None
     bars = increments(result)
+    # Against what the previous call added, as the story says it: the request's own change left
+    # out a summarizer's tokens ("vs previous call −15,349" beside "3,261 more than at the previous call").
+    this_call = bars[call.number - 1][1]
     return Bill(
         sent_total=call.sent_total,
-        this_call=call.sent_total - (previous.sent_total if previous else 0),
+        this_call=this_call,
         tokens=call.tokens,
-        growth=call.tokens - previous.tokens if previous else None,
+        growth=this_call - bars[call.number - 2][1] if call.number > 1 else None,
         cost=data.cost,
         price=data.view.price,
         bars=bars,
