@@ -9,7 +9,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .i18n import N_
-from .triggers import CLAUDE_CODE_OUTPUT_RESERVE, STRATEGY_NAMES, TRIGGERS
+from .triggers import CLAUDE_CODE_OUTPUT_RESERVE, OLLAMA_DEFAULT_NUM_CTX, OLLAMA_NUM_CTX_BY_MEMORY, STRATEGY_NAMES, TRIGGERS
 
 COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
@@ -28,12 +28,21 @@ PIN = re.compile(r"^-?m[1-9][0-9]{0,6}$")
 # URL can cost"): 50 pins and 10 tools are far more than a lesson or a session needs.
 MOST_PINS = 50
 MOST_EXCLUDED_TOOLS = 10
+# The num_ctx Ollama picks by the GPU memory it finds (triggers.py), smallest first, offered in the
+# form with the memory each assumes.
+NUM_CTX_CHOICES = tuple(
+    zip(
+        (tokens for _memory, tokens in reversed(OLLAMA_NUM_CTX_BY_MEMORY)),
+        (N_("Ollama's default under 24 GiB of GPU memory"), N_("Ollama's default from 24 to 48 GiB"), N_("Ollama's default from 48 GiB")),
+    )
+)
 
 
 def offered(label: str, **extra: Any) -> dict[str, Any]:
     """Field metadata that puts a setting in the settings form (web/settings_form.py), under
     `label` (marked for translation), with `extra` where the form's input differs from what
-    the field's type and bounds say (`low`: the smallest value the input offers)."""
+    the field's type and bounds say (`low`: the smallest value the input offers; `suggest`:
+    values the input proposes, each with its words, marked for translation)."""
     return {"form": {"label": label, **extra}}
 
 
@@ -121,6 +130,16 @@ class Settings(BaseModel):
         description="claude-code: the output Claude Code reserves for the model, in tokens; its line is the window less this and a 13,000-token buffer",
         json_schema_extra=offered(N_("Claude Code's output reserve (tokens)")),
     )
+    num_ctx: int = Field(
+        OLLAMA_DEFAULT_NUM_CTX,
+        ge=4,
+        le=10_000_000,
+        description=(
+            "ollama: the context Ollama runs the model at (num_ctx), in tokens; past it Ollama drops the oldest "
+            "messages. Its default depends on the GPU memory: 4096 under 24 GiB, 32768 from 24, 262144 from 48"
+        ),
+        json_schema_extra=offered(N_("Ollama's num_ctx (tokens; 4,096 assumes under 24 GiB of GPU memory)"), suggest=NUM_CTX_CHOICES),
+    )
     pin: str = Field(
         "",
         max_length=MOST_PINS * 10,  # ids of at most 9 characters (-m1234567), and their commas
@@ -185,19 +204,30 @@ class Settings(BaseModel):
     @property
     def limit(self) -> float:
         """The red line: a request above it is compacted. A product that only lets its line be
-        lowered (Codex, Claude Code) compacts at its own default when set higher."""
+        lowered (Codex, Claude Code) compacts at its own default when set higher; one whose line
+        is a setting's tokens (Ollama's num_ctx) compacts there, whatever the threshold."""
+        trigger = TRIGGERS[self.strategy]
+        if trigger is not None and trigger.line_setting:
+            return float(trigger.line_tokens(self.window, self))
         return self.window * self.effective_threshold
 
     @property
     def effective_threshold(self) -> float:
         trigger = TRIGGERS[self.strategy]
+        if trigger is not None and trigger.line_setting:
+            return trigger.share_of(self.window, self) or self.threshold
         if trigger is not None and trigger.lower_only:
             return min(self.threshold, trigger.share_of(self.window, self) or self.threshold)
         return self.threshold
 
     @property
     def real_window(self) -> int:
-        """What the provider accepts: a request above it is rejected."""
+        """What the model reads: a request above it is rejected, or cut. Under a server that runs
+        the model at a context of its own (Ollama's num_ctx), that context, at most the model's
+        window."""
+        trigger = TRIGGERS[self.strategy]
+        if trigger is not None and trigger.line_setting:
+            return trigger.line_tokens(self.window, self)
         return self.model_window or self.window
 
 
@@ -267,8 +297,8 @@ def accepted(field: str) -> str:
     return message % values
 
 
-# The settings a product's line is drawn from (a Trigger's `reserve_setting`).
-LINE_SETTINGS = frozenset(trigger.reserve_setting for trigger in TRIGGERS.values() if trigger and trigger.reserve_setting)
+# The settings a product's line is drawn from (a Trigger's `reserve_setting` or `line_setting`).
+LINE_SETTINGS = frozenset(name for trigger in TRIGGERS.values() if trigger for name in (trigger.reserve_setting, trigger.line_setting) if name)
 
 
 def starting_point(base: Settings, strategy: str, window: int, line_from: Mapping[str, Any] | None = None) -> Settings:
