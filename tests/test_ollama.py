@@ -172,7 +172,8 @@ def test_the_play_page_offers_num_ctx_only_with_ollama_and_says_which_memory_it_
     html = client.get("/play/bike-shop?strategy=ollama").get_data(as_text=True)
     field = re.search(r'<input id="f-num-ctx"[^>]*>', html).group(0)
     assert 'type="number"' in field and 'value="4096"' in field and 'list="f-num-ctx-list"' in field
-    assert "4,096 assumes under 24 GiB of GPU memory" in html
+    assert "Ollama&#39;s num_ctx (tokens)" in html
+    assert "(num_ctx is 4,096 on a machine with under 24 GiB of GPU memory)" in html  # the strategy's description, under the form
     options = re.findall(r'<option value="(\d+)" label="([^"]+)"', html)
     assert [(value, words.replace("&#39;", "'")) for value, words in options if value in ("4096", "32768", "262144")] == [
         ("4096", "Ollama's default under 24 GiB of GPU memory"),

@@ -138,7 +138,7 @@ class Settings(BaseModel):
             "ollama: the context Ollama runs the model at (num_ctx), in tokens; past it Ollama drops the oldest "
             "messages. Its default depends on the GPU memory: 4096 under 24 GiB, 32768 from 24, 262144 from 48"
         ),
-        json_schema_extra=offered(N_("Ollama's num_ctx (tokens; 4,096 assumes under 24 GiB of GPU memory)"), suggest=NUM_CTX_CHOICES),
+        json_schema_extra=offered(N_("Ollama's num_ctx (tokens)"), suggest=NUM_CTX_CHOICES),
     )
     pin: str = Field(
         "",
