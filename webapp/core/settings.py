@@ -221,6 +221,12 @@ class Settings(BaseModel):
         return self.threshold
 
     @property
+    def own_window(self) -> int:
+        """The model's own window, whatever the strategy: what a comparison of strategies draws
+        them against (the real window under Ollama is its num_ctx, the strategy's)."""
+        return self.model_window or self.window
+
+    @property
     def real_window(self) -> int:
         """What the model reads: a request above it is rejected, or cut. Under a server that runs
         the model at a context of its own (Ollama's num_ctx), that context, at most the model's
@@ -228,7 +234,7 @@ class Settings(BaseModel):
         trigger = TRIGGERS[self.strategy]
         if trigger is not None and trigger.line_setting:
             return trigger.line_tokens(self.window, self)
-        return self.model_window or self.window
+        return self.own_window
 
 
 def _comma_list(value: str, item: re.Pattern, problem: str, most: int) -> str:

@@ -150,7 +150,7 @@ def request_chart(
     labels = sum(len(wrap_names([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
     height = max(height, round(16 + 4 + gap * labels + 36))
     peak = max([column.peak_tokens for column in comparison.columns] + [recorded.peak_tokens if recorded else 0])
-    top_tokens = nice_top(max(peak, settings.real_window) * 1.08)
+    top_tokens = nice_top(max(peak, settings.own_window) * 1.08)
     # Left of the plot, the rotated axis title's lane, then the widest tick ("20,000" ran
     # under the title when the plot started at a fixed 64 px).
     left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * len(f"{top_tokens:,}"), 16.0, height - 36.0
@@ -175,7 +175,7 @@ def request_chart(
         series.append(_series(style, keys, names, points, bottom))
     series = spread_labels(series, top + 4, bottom, gap)
     recorded_series = series.pop() if recorded else None
-    rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))))
+    rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.own_window, "window"), (settings.limit, "line"))))
     step = nice_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
@@ -319,7 +319,7 @@ def small_well(comparison: Comparison, column: Column, call: int, width: int = 5
     a glance. Bricks above the top of the picture are cut at it."""
     settings = comparison.settings
     peak = max((c.peak_tokens for c in comparison.columns), default=0)
-    window = settings.real_window
+    window = settings.own_window
     scale_top = min(max(window, peak), window * (1 + HEADROOM))
     top, bottom = 4.0, float(height - 2)
 
