@@ -51,9 +51,8 @@ RESERVE_ABOVE_WINDOW = N_(
 
 SERVER_CONTEXT_BELOW = N_(
     "Ollama runs the model at num_ctx = %(num_ctx)s tokens, below the %(window)s-token window the agent "
-    "believes it has: past %(num_ctx)s tokens Ollama leaves out the oldest messages, and the agent is not "
-    "told. Ollama's default is 4,096 on a machine with under 24 GiB of GPU memory, 32,768 from 24 GiB and "
-    "262,144 from 48 GiB: raise num_ctx, or tell the agent the window it really has."
+    "believes it has: past it, Ollama silently leaves out the oldest messages. Its default is 4,096 under "
+    "24 GiB of GPU memory, 32,768 from 24 GiB, 262,144 from 48 GiB."
 )
 
 # The notices about a product's trigger, which the comparison repeats in each harness's column.
