@@ -1,6 +1,6 @@
 """Benchmarks of the Compaction Playground: ratios measured in one run, never absolute goals.
 
-    /tmp/venv/bin/python bench/run.py [--repeat N] [--only core|web]
+    /tmp/venv/bin/python bench/run.py [--repeat N] [--only core|web|prices]
 
 1. Replaying a generated 2,000-message transcript under every strategy with an exact
    counter (o200k_base), against tokenizing each of its messages once with tiktoken, the
@@ -19,8 +19,16 @@
 6. Reading a 20 MB session (500 messages wrapped in the metadata agents write on every
    line, and lines of events around them) as the store does, and replaying it with
    o200k_base, against tokenizing its messages' text once (issue 21). Goal: at most 3x.
+9. A new price on the sweep and on the comparison, asked of the app in this process (its
+   test client) as the page's form asks it (htmx, from the page at the old price): the time
+   of that answer against the time of the page's first answer, whose replays were not yet
+   made (each round at its own window, so its first answer replays). Beside it, the new
+   price with the replays forgotten, which is what the sweep did before issue 36 (it shared
+   no replay with the pages), and the replays each answer made, counted by the app's
+   `Replays`, on two lessons and a pasted 500-message session (at its own KEEP). Goal: a new price
+   replays nothing.
 
-Core times (1, 2, 5, 7) are CPU time of this process, the best of --repeat runs measured in
+Core times (1, 2, 5, 7) and 9 are CPU time of this process, the best of --repeat runs measured in
 alternation, so other work on the machine skews a ratio less. Latencies (3) are wall time.
 """
 
@@ -41,7 +49,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.app import HELLO_PATH  # noqa: E402
+from bench.app import HELLO_PATH, create_bench_app  # noqa: E402
 from bench.server import get, serve  # noqa: E402
 from bench.transcript import generate_transcript  # noqa: E402
 from tests.generators import session_with_metadata  # noqa: E402
@@ -213,6 +221,64 @@ def sweep_times(scenario: Scenario, settings: Settings, repeat: int) -> tuple[in
     return len(sweep(scenario, settings, span=span).points), times["one"], times["sweep"]
 
 
+# A session as large as the store takes (its characters: 500 messages hold about 870,000).
+REPRICE_MESSAGES = 500
+
+
+@dataclasses.dataclass
+class Repriced:
+    """Best CPU times (s) of one page's answers, and the replays each made."""
+
+    first: float = float("inf")
+    repriced: float = float("inf")
+    forgotten: float = float("inf")  # the new price with no replay kept
+    first_made: int = 0
+    repriced_made: int = 0
+
+
+def bench_reprice(repeat: int) -> dict[tuple[str, str], Repriced]:
+    """Per page and chat (two lessons, and a generated session pasted, swept at its own KEEP),
+    the first answer, then the form's answer at a new price with the replays kept and with
+    them forgotten; the best of `repeat` rounds, each at its own window."""
+    with tempfile.TemporaryDirectory() as folder:
+        # One client asks for every page in turn: no rest between its long chats (web/limits.py).
+        app = create_bench_app({"TESTING": True, "TRANSCRIPT_DIR": folder, "CLIENT_REST_FACTOR": 0})
+        client, replays = app.test_client(), app.extensions["replay_cache"]
+        pasted = client.post("/transcripts", data={"transcript": json.dumps(generate_transcript(REPRICE_MESSAGES))}).headers["Location"]
+        session = re.search(r"/play/(t-[0-9a-z-]+)", pasted).group(1)
+        chats = {
+            "bike-shop": ("bike-shop", open_scenario("bike-shop").settings.window, ""),
+            "long-haul": ("long-haul", open_scenario("long-haul").settings.window, ""),
+            f"{REPRICE_MESSAGES}-message session": (session, SWEEP_WINDOW, "&counter=o200k_base&keeps=2"),
+        }
+        found: dict[tuple[str, str], Repriced] = {}
+        for page in ("sweep", "compare"):
+            for name, (chat, window, more) in chats.items():
+                figures = found[(page, name)] = Repriced()
+                for round_number in range(1, repeat + 1):
+                    first = f"/{page}/{chat}?window={window + 10 * round_number}{more}"
+                    form = {**HTMX, "HX-Trigger": f"{page}-controls", "HX-Target": f"{page}-panel", "HX-Current-URL": f"http://localhost{first}"}
+                    made = replays.made
+                    figures.first = min(figures.first, timed_get(client, first))
+                    figures.first_made, made = replays.made - made, replays.made
+                    figures.repriced = min(figures.repriced, timed_get(client, f"{first}&price=5", form))
+                    figures.repriced_made = max(figures.repriced_made, replays.made - made)
+                    replays.cache.clear()
+                    figures.forgotten = min(figures.forgotten, timed_get(client, f"{first}&price=7", form))
+    return found
+
+
+def timed_get(client, path: str, headers: dict | None = None) -> float:
+    """The CPU time of one answer of the app, checked to be a page."""
+    gc.collect()
+    start = time.process_time()
+    response = client.get(path, headers=headers or {})
+    elapsed = time.process_time() - start
+    if response.status_code != 200:
+        raise SystemExit(f"GET {path}: {response.status_code}")
+    return elapsed
+
+
 def bench_latency(port: int, rounds: int) -> dict[str, tuple[float, float]]:
     """Median and 90th percentile wall time (ms) of each kind of request, over `rounds`
     rounds of one request each, in turn, stepping through every call of the scenarios."""
@@ -271,10 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of each core measure; the best is kept")
     parser.add_argument("--rounds", type=int, default=300, help="requests of each kind in the latency benchmark")
-    parser.add_argument("--only", choices=["core", "web"], help="run only the core or only the web benchmarks")
+    parser.add_argument("--only", choices=["core", "web", "prices"], help="run only the core, the web, or the new price's (9) benchmarks")
     args = parser.parse_args(argv)
 
-    if args.only != "web":
+    if args.only in (None, "core"):
         scenario = transcript_scenario()
         print(
             f"Transcript: {len(scenario.script):,} messages, {scenario.call_count:,} model calls; "
@@ -314,7 +380,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, (points, one, swept) in bench_sweep(args.repeat).items():
             print(f"   {name:36} one replay {one * 1000:8.1f} ms, sweep of {points} points {swept * 1000:9.1f} ms  {swept / one:5.1f}x: {verdict(swept / one <= 10)}")
 
-    if args.only != "core":
+    if args.only in (None, "core", "prices"):
+        print("\n9. A new price (the form's htmx answer) vs the page's first answer, the app in this process. Goal: no replay")
+        for (page, name), figures in bench_reprice(args.repeat).items():
+            ratio, before = figures.repriced / figures.first, figures.forgotten / figures.first
+            print(
+                f"   /{page:7} {name:24} first {figures.first * 1000:7.1f} ms ({figures.first_made} replays), new price "
+                f"{figures.repriced * 1000:6.1f} ms ({figures.repriced_made} replays) {ratio:4.2f}x: {verdict(not figures.repriced_made)}; replays forgotten {before:4.2f}x"
+            )
+
+    if args.only in (None, "web"):
         with serve(workers=1) as (port, _):
             print(f"\n3. Latency on gunicorn (1 sync worker, 127.0.0.1), {args.rounds} requests each, wall time. Goal: a step <= 5x hello-world at the median")
             latencies = bench_latency(port, args.rounds)

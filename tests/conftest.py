@@ -1,4 +1,5 @@
-"""Shared fixtures: the Flask app and client, a live server, and headless Chromium."""
+"""Shared fixtures: the Flask app and client, a live server, headless Chromium, and real
+PostgreSQL and Redis servers (tests/servers.py) with a transcript store of either kind."""
 
 from __future__ import annotations
 
@@ -48,6 +49,43 @@ def live_server(tmp_path_factory):
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A real PostgreSQL: the one scripts/test started (TEST_POSTGRES_URL), or a throwaway
+    cluster for this session. Connects as a role that owns its database, no superuser."""
+    from tests.servers import POSTGRES_URL, PostgresServer, session_server
+
+    yield from session_server(POSTGRES_URL, PostgresServer)
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    """A real Redis: the one scripts/test started (TEST_REDIS_URL), or a throwaway server for
+    this session."""
+    from tests.servers import REDIS_URL, RedisServer, session_server
+
+    yield from session_server(REDIS_URL, RedisServer)
+
+
+@pytest.fixture(params=["folder", "postgresql"])
+def stores(request, tmp_path):
+    """An empty transcript store of each kind (tests/stores.py): the folder with its SQLite
+    index, then PostgreSQL, an empty schema of the session's server."""
+    from tests.servers import empty_schema
+    from tests.stores import FOLDER, Stores
+
+    folder = tmp_path / "transcripts"
+    if request.param == FOLDER:
+        under_test = Stores(FOLDER, folder)
+        yield under_test
+        under_test.close()
+        return
+    with empty_schema(request.getfixturevalue("postgres_url")) as url:
+        under_test = Stores(request.param, folder, url)
+        yield under_test
+        under_test.close()
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from webapp.core.engine.history import CLEARED_MARK, keep_start
 from webapp.core.engine.replay import replay
-from webapp.core.engine.history import tool_pair_problems
+from webapp.core.model import tool_pair_problems
 from webapp.core.model import Fact, Scenario, ScriptMessage
 from webapp.core.settings import Settings, parse_settings
 from webapp.core.output.snippets import python_clearing, settings_code

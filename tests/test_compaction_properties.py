@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from webapp.core.engine.history import TRUNCATION_MARK, keep_from
 from webapp.core.engine.replay import replay
-from webapp.core.engine.history import tool_pair_problems
+from webapp.core.model import tool_pair_problems
 from webapp.core.counting.tokens import get_counter
 
 from .generators import scenarios, settings

@@ -18,7 +18,7 @@ from webapp.core.engine.history import Block
 from webapp.core.inputs.library import open_scenario
 from webapp.core.engine.replay import replay
 from webapp.core.inputs.lessons import parse_scenario_toml
-from webapp.core.engine.history import tool_pair_problems
+from webapp.core.model import tool_pair_problems
 from webapp.core.engine.compaction import Strategy, level
 from webapp.core.settings import SettingsError
 from webapp.core.engine.strategy_catalog import STRATEGIES

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from html import unescape
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -326,3 +327,19 @@ def test_the_play_pages_path_spelling_of_projector_mode_leads_to_the_page(client
     assert urlparse(moved.headers["Location"]).path == f"/{kind}/bike-shop"
     assert parse_qs(urlparse(moved.headers["Location"]).query) == {"call": ["3"], "keep": ["1"], "projector": ["1"]}
     assert client.get(f"/{kind}/bike-shop/nonsense").status_code == 404
+
+
+@pytest.mark.parametrize("page", ["/compare/bike-shop", "/compare/bike-shop.json", "/sweep/bike-shop", "/sweep/bike-shop.json"])
+@pytest.mark.parametrize("line", ["alert=0.4", "target=0.6"])
+def test_an_alert_line_or_target_set_by_hand_gives_way_to_a_products_lower_line(client, page, line):
+    """Claude Code's own line on the bike shop's 8,000-token window is 1%: a hand-set alert
+    line or target above it is turned off in its column (the comparison and the sweep answered
+    500), and the column's link opens its play view."""
+    answer = client.get(f"{page}?{line}")
+    assert answer.status_code == 200, answer.get_data(as_text=True)[:500]
+    if page.endswith(".json"):
+        name, value = line.split("=")
+        assert answer.get_json()["settings"][name] == float(value)
+    else:
+        links = [unescape(link) for link in re.findall(r'href="(/play/bike-shop[^"]*claude-code[^"]*)"', answer.get_data(as_text=True))]
+        assert links and all(client.get(link).status_code == 200 for link in links)

@@ -15,7 +15,7 @@ from webapp.core.engine.replay import replay
 from webapp.core.inputs.transcripts import parse_transcript
 from webapp.core.engine.summarizer import MAX_SUMMARY_CHARS, SUMMARY_HEADER
 from webapp.core.counting.tokens import O200K_FORMAT, TiktokenCounter
-from webapp.web.replays import replay_bytes
+from webapp.core.engine.replays import replay_bytes
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_a_replays_weight_follows_its_real_size():
         replay(scenario, settings)  # its texts counted and cached: measure the replay alone
         result = []
         retained = retained_bytes(lambda: result.append(replay(scenario, settings)))  # noqa: B023 - called at once
-        weight = replay_bytes((), result[0])
+        weight = replay_bytes(result[0])
         assert retained / 2 <= weight <= retained * 2, (strategy, weight, retained)
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from webapp.core.analysis.layers import request_layers
 from webapp.core.model import REQUEST_LAYERS
 from webapp.core.engine.replay import replay
-from webapp.core.engine.history import tool_pair_problems
+from webapp.core.model import tool_pair_problems
 from webapp.core.engine.strategy_catalog import STRATEGIES
 from webapp.core.settings import Settings
 

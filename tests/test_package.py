@@ -67,6 +67,9 @@ def test_the_wheel_carries_templates_static_files_scenarios_and_translations(whe
     for language in ("fr", "zh"):
         assert f"webapp/translations/{language}/LC_MESSAGES/messages.mo" in names
     assert "webapp/static/vendor/htmx-2.0.11/htmx.min.js" in names
+    # The open models' chat templates the open-models extra's counters render, with their sources.
+    templates = {f"webapp/core/counting/chat_templates/{path.name}" for path in (ROOT / "webapp/core/counting/chat_templates").iterdir()}
+    assert "webapp/core/counting/chat_templates/qwen3.jinja" in templates and templates <= names
 
 
 def test_the_command_line_works_from_any_folder(installed, empty):

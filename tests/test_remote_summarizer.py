@@ -285,3 +285,86 @@ def test_a_failing_summarizer_leaves_out_only_the_summarize_columns(endpoint, ca
     assert "\ntruncate," in csv and "\nsummarize," not in csv
     assert endpoint.url not in page.get_data(as_text=True)
     assert any(endpoint.url in record.getMessage() for record in caplog.records)
+
+
+# --- Every way to a replay summarizes with the endpoint (issue 36) ---------------------------
+
+
+SWEPT_LINES = "line_from=70&line_to=80&line_step=10&keeps=2"
+
+
+def remote_comparison(endpoint, line: float):
+    """The comparison at `line`, every replay made from scratch through the endpoint."""
+    from webapp.core.analysis.sweep import SWEPT, point_settings
+
+    remote = OpenAICompatibleSummarizer(SummarizerConfig(endpoint.url, "m"))
+    return compare(SCENARIO, point_settings(SCENARIO.settings, line, 2), run=lambda scenario, settings: replay(scenario, settings, remote), fixed=SWEPT)
+
+
+def summarizing(points) -> dict:
+    return {(row["key"], row["line"]): (row["sent_total"], row["bill_usd"]) for row in points if row["key"].startswith("summarize")}
+
+
+def test_the_sweep_summarizes_with_the_configured_endpoint(endpoint):
+    """The sweep's summarize points are the endpoint's summaries (billed at its usage), as a
+    comparison made with it from scratch gives them, not the offline summarizer's."""
+    from webapp import create_app
+    from webapp.core.analysis.comparison_data import summary_row
+
+    client = create_app({"TESTING": True, "SUMMARIZER_URL": endpoint.url, "SUMMARIZER_MODEL": "m"}).test_client()
+    data = client.get(f"/sweep/summary-forgets.json?{SWEPT_LINES}").get_json()
+    assert endpoint.requests and data["unavailable"] == []
+    expected = {}
+    for line in (0.7, 0.8):
+        for column in remote_comparison(endpoint, line).columns:
+            row = summary_row(column, column.calls[-1].number)
+            expected[(column.key, round(column.settings.effective_threshold, 4))] = (row["sent_total"], row["bill_usd"])
+    got = summarizing(data["points"])
+    assert got and got == {where: figures for where, figures in expected.items() if where in got}
+    offline = create_app({"TESTING": True}).test_client().get(f"/sweep/summary-forgets.json?{SWEPT_LINES}").get_json()
+    assert summarizing(offline["points"]) != got
+
+
+def test_a_failing_endpoint_leaves_only_the_summarize_columns_out_of_the_sweep(endpoint, caplog):
+    from webapp import create_app
+
+    endpoint.mode = "error"
+    client = create_app({"TESTING": True, "SUMMARIZER_URL": endpoint.url, "SUMMARIZER_MODEL": "m"}).test_client()
+    page = client.get(f"/sweep/summary-forgets?{SWEPT_LINES}")
+    assert page.status_code == 200
+    assert "The summarize columns are left out: the summarizer is unavailable right now." in page.get_data(as_text=True)
+    data = client.get(f"/sweep/summary-forgets.json?{SWEPT_LINES}").get_json()
+    assert {"summarize", "summarize+facts"} <= set(data["unavailable"])
+    assert not {row["key"] for row in data["points"]} & set(data["unavailable"])
+    assert "truncate-drop" in {row["key"] for row in data["points"]}
+    assert endpoint.url not in page.get_data(as_text=True)
+    assert any(endpoint.url in record.getMessage() for record in caplog.records)
+
+
+def test_the_command_lines_compare_and_sweep_summarize_with_the_endpoint(endpoint, monkeypatch, capsys):
+    from webapp.cli import main
+
+    monkeypatch.setenv("PLAYGROUND_SUMMARIZER_URL", endpoint.url)
+    monkeypatch.setenv("PLAYGROUND_SUMMARIZER_MODEL", "m")
+    assert main(["compare", "summary-forgets", "--threshold", "0.7", "--keep", "2", "--json"]) == 0
+    rows = {row["key"]: row["sent_total"] for row in json.loads(capsys.readouterr().out)["strategies"]}
+    assert endpoint.requests
+    expected = {column.key: column.sent_total for column in remote_comparison(endpoint, 0.7).columns}
+    assert rows["summarize"] == expected["summarize"] and rows["summarize+facts"] == expected["summarize+facts"]
+    asked = len(endpoint.requests)
+    assert main(["sweep", "summary-forgets", "--line-from", "70", "--line-to", "80", "--line-step", "10", "--keeps", "2", "--json"]) == 0
+    swept = json.loads(capsys.readouterr().out)
+    assert swept["unavailable"] == [] and len(endpoint.requests) > asked  # a new process's summaries
+    at_line = {row["key"]: row["sent_total"] for row in swept["points"] if row["line"] == 0.7 and row["key"].startswith("summarize")}
+    assert at_line == {key: sent for key, sent in expected.items() if key in at_line} and at_line
+
+
+def test_the_command_line_says_which_columns_a_failing_endpoint_left_out(endpoint, monkeypatch, capsys):
+    from webapp.cli import main
+
+    endpoint.mode = "error"
+    monkeypatch.setenv("PLAYGROUND_SUMMARIZER_URL", endpoint.url)
+    monkeypatch.setenv("PLAYGROUND_SUMMARIZER_MODEL", "m")
+    assert main(["compare", "summary-forgets"]) == 0
+    err = capsys.readouterr().err
+    assert "the summarizer failed, so these columns are left out: " in err and "summarize+facts" in err

@@ -300,14 +300,14 @@ def test_two_processes_meeting_a_corrupt_index_repair_it_once(tmp_path):
 # --- A file deleted behind the index ------------------------------------------------------------
 
 
-def test_a_file_deleted_behind_the_index_is_gone_and_uncharged(tmp_path):
-    app = new_app(tmp_path)
+def test_a_file_deleted_behind_the_index_is_gone_and_uncharged(stores):
+    app = stores.app()
     client = app.test_client()
     body = chat("supprimé à la main")
     visitor = {"REMOTE_ADDR": "192.0.2.7"}
     assert client.post("/transcripts", data={"transcript": body}, environ_base=visitor).status_code == 303
     assert client.get(f"/play/{link(body)}").status_code == 200
-    (tmp_path / f"{link(body)}.json").unlink()
+    stores.delete_body(link(body))  # the file, or the body's row in PostgreSQL
     gone = client.get(f"/play/{link(body)}")
     assert gone.status_code == 410  # today: 404, "never stored here"
     assert "was removed: its file was deleted" in text(gone)

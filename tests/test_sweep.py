@@ -17,8 +17,10 @@ from hypothesis import HealthCheck, given, settings as hypothesis_settings, stra
 from tests.links import link_state
 from webapp.cli import main
 from webapp.core.analysis.compare import compare
+from webapp.core.analysis.pricing import parse_pricing
 from webapp.core.analysis.sweep import SWEPT, SweepPoint, SweepRange, check_range, point_settings, range_problems, sweep
 from webapp.core.engine.replay import replay
+from webapp.core.engine.replays import Replays
 from webapp.core.inputs.library import open_scenario
 from webapp.core.settings import SettingsError
 from webapp.core.engine.strategy_catalog import STRATEGIES
@@ -26,6 +28,10 @@ from webapp.core.engine.strategy_catalog import STRATEGIES
 BIKE = open_scenario("bike-shop")
 SESSION = Path(__file__).parent / "fixtures" / "sessions" / "codex" / "empire-of-bits-codex-session-a.jsonl"
 SMALL = SweepRange(60, 90, 10, (1, 2))
+SMALL_QUERY = "line_from=60&line_to=90&line_step=10&keeps=1,2"
+# Kept across the examples below, as the server keeps them across requests: a replay one sweep
+# made must be right for every other that finds it.
+KEPT = Replays()
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +46,11 @@ def bike_sweep():
     keep=st.integers(1, 4),
 )
 def test_each_point_is_the_comparisons_column_at_its_line_and_keep(name, line, keep):
-    """Whatever the sweep shares between its replays, a point has the figures a comparison
-    made from scratch gives at the same settings (every replay its own)."""
+    """Whatever the sweep shares between its replays, and with the sweeps before it, a point
+    has the figures a comparison made from scratch gives at the same settings (every replay
+    its own)."""
     scenario = open_scenario(name)
-    result = sweep(scenario, span=SweepRange(line, line, 5, (keep,)))
+    result = sweep(scenario, span=SweepRange(line, line, 5, (keep,)), replays=KEPT)
     fresh = compare(scenario, point_settings(scenario.settings, line / 100, keep), fixed=SWEPT)
     expected = {}
     for column in fresh.columns:
@@ -231,6 +238,47 @@ def test_a_pasted_session_is_swept(client):
     assert page.status_code == 200
     data = client.get(f"/sweep/{scenario_id}.json?keeps=2").get_json()
     assert data["scenario"] == scenario_id and data["points"]
+
+
+@pytest.mark.parametrize(
+    "prices", [{"price": "5"}, {"price": "5", "output_price": "40"}, {"cache": "anthropic"}, {"cached_share": "0.2"}], ids=str
+)
+def test_a_new_price_re_prices_the_sweep_without_replaying(app, client, prices):
+    """The sweep's replays are the server's, keyed by what is sent, not by prices: a new
+    price, or another way to bill the prompt cache, gives the sweep made from scratch at
+    those prices (other bills) and makes no replay, on the page as in its twins."""
+    from webapp.web.services import replays
+
+    first = client.get(f"/sweep/bike-shop.json?{SMALL_QUERY}").get_json()
+    with app.app_context():
+        made = replays().made
+    assert made > 0
+    data = client.get(f"/sweep/bike-shop.json?{SMALL_QUERY}&{urlencode(prices)}").get_json()
+    fresh = sweep(BIKE, pricing=parse_pricing(prices), span=SMALL)
+    assert [(row["key"], row["line"], row["keep"], row["bill_usd"]) for row in data["points"]] == [
+        (point.key, round(point.line, 4), point.keep, round(point.bill, 6)) for point in fresh.points
+    ]
+    assert [row["bill_usd"] for row in data["points"]] != [row["bill_usd"] for row in first["points"]]
+    assert data["recommendation"]["best"]["key"] == fresh.recommendation.best.key
+    fragment = client.get(f"/sweep/bike-shop?{SMALL_QUERY}&{urlencode(prices)}&price=7", headers={"HX-Request": "true"})
+    assert fragment.status_code == 200 and "$" in fragment.get_data(as_text=True)
+    assert client.get(f"/sweep/bike-shop.csv?{SMALL_QUERY}&price=9").status_code == 200
+    with app.app_context():
+        assert replays().made == made
+
+
+def test_a_new_price_re_prices_the_comparison_and_the_play_page_without_replaying(app, client):
+    from webapp.web.services import replays
+
+    assert client.get("/compare/bike-shop.json").status_code == 200
+    assert client.get("/play/bike-shop?call=6").status_code == 200
+    with app.app_context():
+        made = replays().made
+    cheap, dear = (client.get(f"/compare/bike-shop.json?price={price}").get_json() for price in (1, 4))
+    assert [row["bill_usd"] for row in dear["strategies"]] != [row["bill_usd"] for row in cheap["strategies"]]
+    assert client.get("/play/bike-shop?call=6&price=4&cache=anthropic").status_code == 200
+    with app.app_context():
+        assert replays().made == made
 
 
 def test_the_play_page_and_the_comparison_link_to_the_sweep(client):

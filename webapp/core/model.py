@@ -1,6 +1,8 @@
 """The value types every wing of the core shares: a scenario and its script, the facts that
-must survive, the narration, where a transcript came from, and the manual's layers with
-their budget (004_abe3947712a3ce73.txt, step 1).
+must survive, the narration, where a transcript came from, the manual's layers with their
+budget (004_abe3947712a3ce73.txt, step 1), and what an API checks of any list of messages:
+that each tool result answers a call, and each call gets its result (`tool_pair_problems`),
+which reading a file and replaying a chat both ask.
 
 They hold data and answer questions about it; reading them from files is inputs/, playing
 them is engine/, judging the result is analysis/.
@@ -270,3 +272,77 @@ def count_calls(script: list[ScriptMessage]) -> int:
     if not script or script[-1].role != "assistant":
         calls += 1
     return calls
+
+
+# --- Tool calls and their results, as an API pairs them -------------------------------------
+
+
+def tool_pair_problems(messages: list[Message], where: str = "messages") -> list[tuple[str, str]]:
+    """What an API would reject in a list of chat messages: a tool result that does not answer
+    a call of the assistant message just before it, a call that gets no result before the next
+    request or reply, a call id used twice. Empty when the messages are valid."""
+    check = PairCheck(where)
+    for message in messages:
+        check.feed(pair_facts(message))
+    return check.problems()
+
+
+# What the pair check reads of a message: its role, the call id a tool result answers, and the
+# ids of an assistant message's tool calls (None for a call that is not an object).
+PairFacts = tuple[object, object, tuple[object, ...]]
+
+
+def pair_facts(message: Message) -> PairFacts:
+    role = message.get("role")
+    if role == "tool":
+        return role, message.get("tool_call_id"), ()
+    if role == "assistant":
+        return role, None, tuple(call.get("id") if isinstance(call, dict) else None for call in message.get("tool_calls") or [])
+    return role, None, ()
+
+
+class PairCheck:
+    """`tool_pair_problems`, one message at a time: a replay feeds each request only what it
+    adds to the previous one instead of walking the whole history at every call."""
+
+    def __init__(self, where: str = "messages"):
+        self.where = where
+        self.count = 0
+        self.found: list[tuple[str, str]] = []
+        self.open_calls: dict[str, int] = {}
+        self.seen: set[str] = set()
+
+    def feed(self, facts: PairFacts) -> None:
+        """Take the next message, as `pair_facts` reads it."""
+        where, index = self.where, self.count
+        self.count += 1
+        role, answers, calls = facts
+        if role == "tool":
+            if answers not in self.open_calls:
+                self.found.append(
+                    (
+                        f"{where}[{index}].tool_call_id",
+                        f"tool result {answers!r} has no matching call in the assistant message before it",
+                    )
+                )
+            else:
+                del self.open_calls[answers]
+            return
+        if self.open_calls:  # most messages follow no open call: nothing to report or reset
+            self.found += self._unanswered()
+            self.open_calls = {}
+        for position, call_id in enumerate(calls):
+            if not call_id:
+                self.found.append((f"{where}[{index}].tool_calls[{position}].id", "a tool call needs an id"))
+                continue
+            if call_id in self.seen:
+                self.found.append((f"{where}[{index}].tool_calls[{position}].id", f"call id {call_id!r} is used twice"))
+            self.seen.add(call_id)
+            self.open_calls[call_id] = index
+
+    def problems(self) -> list[tuple[str, str]]:
+        """The problems of the messages fed so far, as if they ended here."""
+        return self.found + self._unanswered()
+
+    def _unanswered(self) -> list[tuple[str, str]]:
+        return [(f"{self.where}[{at}].tool_calls", f"call {call_id!r} never gets its tool result") for call_id, at in self.open_calls.items()]

@@ -8,10 +8,10 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from .counter_catalog import BUILT_IN, COUNTER_NAMES, INSTALL, OPEN, OPEN_NAMES, missing, not_installed, runnable
 from .i18n import N_
 from .triggers import CLAUDE_CODE_OUTPUT_RESERVE, OLLAMA_DEFAULT_NUM_CTX, OLLAMA_NUM_CTX_BY_MEMORY, STRATEGY_NAMES, TRIGGERS
 
-COUNTER_NAMES = ("estimate", "cl100k_base", "o200k_base")
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
 # assistant reply and the tool results that answer it). One request with a hundred tool calls
 # is all KEEP when KEEP counts requests; an agent run needs one of the other two.
@@ -94,8 +94,10 @@ class Settings(BaseModel):
     keep_unit: Literal["requests", "tool_results", "turns"] = Field(
         "requests", description="what keep counts: " + ", ".join(KEEP_UNITS), json_schema_extra=offered(N_("Keep counts"))
     )
-    counter: Literal["estimate", "cl100k_base", "o200k_base"] = Field(
-        "estimate", description="how tokens are counted: " + ", ".join(COUNTER_NAMES), json_schema_extra=offered(N_("Token counter"))
+    counter: str = Field(
+        "estimate",
+        description=f"how tokens are counted: {', '.join(BUILT_IN)}; the open-models extra adds {', '.join(OPEN_NAMES)} ({INSTALL})",
+        json_schema_extra=offered(N_("Token counter")),
     )
     preview: int = Field(
         150,
@@ -151,6 +153,15 @@ class Settings(BaseModel):
     def known_strategy(cls, value: str) -> str:
         if value not in TRIGGERS:
             raise ValueError("unknown strategy")
+        return value
+
+    @field_validator("counter")
+    @classmethod
+    def known_counter(cls, value: str) -> str:
+        if value not in COUNTER_NAMES:
+            raise ValueError("unknown counter")
+        if value in OPEN and missing(value):
+            raise ValueError(f"{value} needs the open-models extra")
         return value
 
     @field_validator("exclude_tools")
@@ -267,13 +278,21 @@ ACCEPTED_NUMBERS = {
 
 
 # Fields whose accepted values are a list of names rather than their type's.
-CHOICES = {"strategy": STRATEGY_NAMES, "counter": COUNTER_NAMES, "keep_unit": tuple(KEEP_UNITS)}
+CHOICES = {"strategy": STRATEGY_NAMES, "keep_unit": tuple(KEEP_UNITS)}
+# What the counter accepts when some open counters are not installed: those it accepts, and how
+# to add the others.
+COUNTERS_TO_ADD = N_("one of %(values)s; the open-models extra adds %(extra)s (%(command)s)")
 FLAGS = ("keep_facts", "clear_tool_inputs")
 
 
 def accepted_message(field: str, model: type[BaseModel] | None = None) -> tuple[str, dict[str, Any]]:
     """What a field of `model` (the settings, or another model such as the pricing) accepts,
     as a catalog message and its values, read from the field's own type and bounds."""
+    if field == "counter":
+        extra = not_installed()
+        if extra:
+            return COUNTERS_TO_ADD, {"values": ", ".join(runnable()), "extra": ", ".join(extra), "command": missing(extra[0])}
+        return N_("one of %(values)s"), {"values": ", ".join(runnable())}
     if field in CHOICES:
         return N_("one of %(values)s"), {"values": ", ".join(CHOICES[field])}
     if field in FLAGS:
@@ -323,9 +342,14 @@ def starting_point(base: Settings, strategy: str, window: int, line_from: Mappin
     own = trigger.share_of(window, drawn) if trigger else None
     if own is not None:
         update["threshold"] = own
-    line = update.get("threshold", base.threshold)
-    update.update({name: 0.0 for name in ("alert", "target") if getattr(base, name) >= line})
+    update.update(giving_way(base, update.get("threshold", base.threshold)))
     return base.model_copy(update=update)
+
+
+def giving_way(settings: Settings, line: float) -> dict[str, float]:
+    """The alert line and the target of `settings` that would no longer be below `line`, turned
+    off (0): what a page does when a product starts at its own line, or a sweep at another."""
+    return {name: 0.0 for name in ("alert", "target") if getattr(settings, name) >= line}
 
 
 def changed_from(settings: Settings, base: Settings) -> dict[str, Any]:
@@ -345,6 +369,12 @@ def with_strategy(settings: Settings, base: Settings, strategy: str, fixed: Coll
     `fixed`, even where they equal `base`'s), the rest starts over from that strategy's own
     starting point (a harness's defaults)."""
     kept = {**changed_from(settings, base), **{name: getattr(settings, name) for name in fixed}}
+    if "threshold" not in kept:
+        # The strategy starts at its own line: an alert line or a target set by hand gives way
+        # where it would not be below that line, as on a page that starts the product there.
+        line_from = {name: value for name, value in kept.items() if name in LINE_SETTINGS}
+        line = starting_point(base, strategy, kept.get("window", base.window), line_from).threshold
+        kept.update(giving_way(settings, line))
     return parse_settings({**kept, "strategy": strategy}, base)
 
 

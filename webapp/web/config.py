@@ -2,11 +2,13 @@
 
 A test or a deployment overrides any key with `create_app({...})`; docs/serving.md says which
 to change for a classroom server. Two keys are derived from others unless given: where pasted
-transcripts live (the instance folder), and one client's share of their store.
+transcripts live (the instance folder), and one client's share of their store; one is read from
+the environment unless given: TRANSCRIPT_STORE, the database that holds them instead.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from flask import Flask
@@ -19,8 +21,11 @@ FORM_ROOM = 64 * 1024
 
 DEFAULTS = {
     "SCENARIOS_DIR": SCENARIOS_DIR,
-    "REPLAY_CACHE_SIZE": 64,
-    # Per worker. One replay of a 1,000-message transcript holds up to about 30 MB.
+    # Per worker, every page's replays (core/engine/replays.py). The bytes are the bound: one
+    # replay of a 1,000-message transcript holds up to about 30 MB, one of the bike shop 25 KB.
+    # The count only keeps the table small; it must hold a sweep's, about 300 by default
+    # (long haul's weigh about 86 MB), or a new price would replay what it let go.
+    "REPLAY_CACHE_SIZE": 1024,
     "REPLAY_CACHE_MAX_BYTES": 128 * 1024 * 1024,
     "BABEL_DEFAULT_LOCALE": "en",
     "BABEL_TRANSLATION_DIRECTORIES": str(data_folder("translations")),
@@ -63,6 +68,10 @@ def init_app(app: Flask, test_config: dict | None) -> None:
     if test_config:
         app.config.from_mapping(test_config)
     app.config.setdefault("TRANSCRIPT_DIR", str(Path(app.instance_path) / "transcripts"))
+    # Where pasted transcripts live (docs/deployment.md): unset, files in TRANSCRIPT_DIR with
+    # their SQLite index; postgresql://…, that database, which several hosts can share. Read
+    # from the environment when the app is made, as gunicorn's workers get it.
+    app.config.setdefault("TRANSCRIPT_STORE", os.environ.get("TRANSCRIPT_STORE", ""))
     # One client's share of the store (its IPv4 address or IPv6 /64): past it, its own oldest
     # transcripts make room, so no one visitor can push out everyone else's; at least one
     # transcript of the largest size.

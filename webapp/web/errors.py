@@ -12,6 +12,7 @@ from flask_babel import gettext as _
 from werkzeug.exceptions import HTTPException
 
 from ..core.engine.remote_summarizer import SummarizerError
+from ..core.inputs.store_faults import StoreUnreachable
 from .htmx import page_or_block
 from .state_error import StateError
 
@@ -19,6 +20,7 @@ from .state_error import StateError
 def init_app(app: Flask) -> None:
     app.register_error_handler(StateError, lambda error: error_page(error.status, error.problems))
     app.register_error_handler(SummarizerError, summarizer_failed)
+    app.register_error_handler(StoreUnreachable, store_unreachable)
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(Exception, unexpected)
 
@@ -27,6 +29,18 @@ def summarizer_failed(error: SummarizerError):
     # The endpoint's address and its answer are for the operator's log, not for visitors.
     current_app.logger.warning("summarizer: %s", error)
     return error_page(502, [_("The summarizer is unavailable right now. Every other strategy still works: pick another one, or try again in a minute.")])
+
+
+def store_unreachable(error: StoreUnreachable):
+    """A stored transcript asked for while the store's database does not answer (a paste gets
+    its own answer, on the form): 503, to come back shortly; the lessons still work. The index
+    logs when the database stops answering and when it answers again, not every request."""
+    response = error_page(503, [
+        _("Stored transcripts cannot be read right now: the server's transcript store does not answer. Nothing stored is lost: try again in a moment."),
+        _("Everything else still works: the lessons, their comparisons and sweeps."),
+    ], title=_("Transcripts unavailable"))
+    response.headers["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def http_error(error: HTTPException):
@@ -46,9 +60,10 @@ def unexpected(error: Exception):
     return error_page(500, [_("Something went wrong on our side. The error is logged.")])
 
 
-def error_page(status: int, problems: list[str], ways_out: Sequence[tuple[str, str]] = ()) -> Response:
+def error_page(status: int, problems: list[str], ways_out: Sequence[tuple[str, str]] = (), title: str | None = None) -> Response:
     """The error page, or its fragment for an htmx request (swapped where the request came
-    from); `ways_out`: links (text, URL) to what the visitor may ask instead."""
+    from); `ways_out`: links (text, URL) to what the visitor may ask instead; `title`, when the
+    status's own title would not say what happened."""
     titles = {
         400: _("Bad request"),
         404: _("Not found"),
@@ -60,5 +75,5 @@ def error_page(status: int, problems: list[str], ways_out: Sequence[tuple[str, s
         502: _("Summarizer unavailable"),
         503: _("Busy"),
     }
-    context = {"status": status, "title": titles.get(status, str(status)), "problems": problems, "ways_out": ways_out}
+    context = {"status": status, "title": title or titles.get(status, str(status)), "problems": problems, "ways_out": ways_out}
     return page_or_block("error.html", "problem", status, context)

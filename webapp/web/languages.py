@@ -17,10 +17,10 @@ from werkzeug.datastructures import LanguageAccept
 from werkzeug.http import parse_accept_header
 from flask_babel import gettext as _
 
+from ..core.counter_catalog import OPEN, runnable
 from ..core.counting.tokens import COUNTERS
 from ..core.inputs.formats import FORMATS
 from ..core.model import LANGUAGES
-from ..core.settings import COUNTER_NAMES
 from ..core.engine.strategy_catalog import STRATEGIES
 
 ACCEPT_LANGUAGE_CHARS = 1000
@@ -73,8 +73,8 @@ def strategy_descriptions() -> dict[str, str]:
 
 
 def counter_labels() -> dict[str, str]:
-    """Each token counter's name and label, in the page's language."""
-    return {name: _(COUNTERS[name].label) for name in COUNTER_NAMES}
+    """Each token counter this installation runs, its name and label in the page's language."""
+    return {name: _(COUNTERS[name].label if name in COUNTERS else OPEN[name].label) for name in runnable()}
 
 
 def transcript_formats() -> str:

@@ -11,7 +11,7 @@ from flask import g
 from flask_babel import format_date
 from flask_babel import gettext as _
 
-from ..core.inputs.store_index import DELETED, ROOM, UNKNOWN
+from ..core.inputs.store_rules import DELETED, ROOM, UNKNOWN
 from ..core.model import ID_PATTERN, Scenario
 from .services import library, store
 from .state_error import StateError

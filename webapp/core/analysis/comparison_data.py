@@ -182,6 +182,13 @@ def comparison_json(comparison: Comparison, call: int | None = None) -> dict[str
     }
 
 
+def left_out_warning(unavailable: dict[str, str]) -> str | None:
+    """The command line's warning when the summarizer failed: the columns left out, and why."""
+    if not unavailable:
+        return None
+    return f"warning: the summarizer failed, so these columns are left out: {', '.join(sorted(unavailable))} ({next(iter(unavailable.values()))})"
+
+
 def pricing_json(pricing: Pricing) -> dict[str, object]:
     """The prices, with the cache model's shares and where its figures come from."""
     return {

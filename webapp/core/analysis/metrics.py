@@ -21,10 +21,16 @@ from ..counting.tokens import get_counter
 
 
 def replay_hits(result: Replay, pricing: Pricing, keys: MessageKeys | None = None) -> list[CacheHit]:
-    """What the prompt cache serves at each call of the replay. `keys`, shared by several
-    replays of one chat (the comparison's columns), saves keying the same messages again."""
-    counter = get_counter(result.settings.counter)
-    return cache_hits([call.blocks for call in result.calls], result.floor_units, counter, pricing.model, keys, replay_prefixes(result))
+    """What the prompt cache serves at each call of the replay, kept with its calls for each
+    cache model (a new price needs none again). `keys`, shared by several replays of one chat
+    (the comparison's columns), saves keying the same messages again."""
+    kept = (replay_hits, pricing.cache)
+    found = result.of_calls.get(kept)
+    if found is None:
+        counter = get_counter(result.settings.counter)
+        blocks = [call.blocks for call in result.calls]
+        found = result.of_calls[kept] = cache_hits(blocks, result.floor_units, counter, pricing.model, keys, replay_prefixes(result))
+    return found
 
 
 def call_metrics(

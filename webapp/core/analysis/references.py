@@ -19,7 +19,7 @@ from typing import Iterator, Literal
 import re
 
 from ..model import Fact, Scenario
-from ..engine.calls import Call, Replay, per_replay
+from ..engine.calls import Call, Replay, per_calls
 from ..engine.history import Block, searchable
 from ..time_budget import spend
 
@@ -369,7 +369,7 @@ def reference_fates(references: References, calls: list[Call]) -> list[Reference
     ]
 
 
-@per_replay
+@per_calls
 def replay_reference_fates(result: Replay) -> list[ReferenceFate]:
     """`reference_fates` of a replay, kept on it."""
     return reference_fates(scenario_references(result.scenario), result.calls)

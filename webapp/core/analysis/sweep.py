@@ -8,11 +8,12 @@ invalid requests) and calls a point safe exactly when the verdict may recommend 
 harness runs at the line asked too, not at its product's default; a product that only lowers
 its line stays at its default above it, so two lines may give one point.
 
-The many replays share their work (`SharedReplays`): one replay per distinct setting that
-changes what is sent, each message tokenized once (the token counter's cache), and each
-strategy's replay starts from "none"'s at the call where it first acts (`replay_from`): a
-strategy that never reaches its line at a point sends what "none" sends, so that replay is
-"none"'s.
+The many replays share their work (`Replays.sending`, engine/replays.py): one replay per
+distinct setting that changes what is sent, each message tokenized once (the token counter's
+cache), and each strategy's replay starts from "none"'s at the call where it first acts
+(`replay_from`): a strategy that never reaches its line at a point sends what "none" sends,
+so that replay is "none"'s. Given the server's `Replays`, the sweep's replays outlive it, so
+the same sweep at other prices replays nothing.
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..collector import without_collection
-from ..engine.calls import Replay
-from ..engine.replay import as_if, replay, replay_from
+from ..engine.replays import Replays
 from ..i18n import N_
 from ..model import Scenario
-from ..settings import Settings, SettingsError
+from ..settings import Settings, SettingsError, giving_way
 from ..engine.strategy_catalog import STRATEGIES
 from .cache import MessageKeys
-from .compare import Column, Comparison, column_key, compare
+from .compare import Column, Comparison, StrategyChoice, column_key, compare
 from .pricing import Pricing
 from .provider_prices import session_basis
 
@@ -107,7 +107,7 @@ def parse_keeps(text: str) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class SweepPoint:
+class SweepPoint(StrategyChoice):
     """One column of the comparison at one line and KEEP: its figures for the whole chat."""
 
     key: str
@@ -123,14 +123,6 @@ class SweepPoint:
     safe: bool  # the verdict may recommend it (Column.recommendable)
 
     @property
-    def strategy(self) -> str:
-        return self.settings.strategy
-
-    @property
-    def keep_facts(self) -> bool:
-        return self.settings.keep_facts
-
-    @property
     def line(self) -> float:
         """The line it really compacts at (a product may lower what was asked)."""
         return self.settings.effective_threshold
@@ -138,10 +130,6 @@ class SweepPoint:
     @property
     def keep(self) -> int:
         return self.settings.keep
-
-    @property
-    def family(self) -> str:
-        return STRATEGIES[self.strategy].family
 
     @classmethod
     def of(cls, column: Column) -> SweepPoint:
@@ -206,6 +194,8 @@ class Sweep:
     # The point each line asked gives, by (column, KEEP, line asked): a product that only
     # lowers its line gives the point of its own line at every line above it.
     given: dict[tuple[str, int, float], SweepPoint] = field(default_factory=dict)
+    # Columns whose summarizer failed, with why (for the log): the others are still swept.
+    unavailable: dict[str, str] = field(default_factory=dict)
     recommendation: Recommendation = field(init=False)
 
     def __post_init__(self) -> None:
@@ -243,65 +233,35 @@ def runs_lower(point: SweepPoint | None, line: float) -> bool:
 def point_settings(settings: Settings, line: float, keep: int) -> Settings:
     """`settings` at another line and KEEP; an alert line or a target that would no longer be
     below the line gives way, as it does when a harness starts at its own line."""
-    update: dict[str, object] = {"threshold": line, "keep": keep}
-    update.update({name: 0.0 for name in ("alert", "target") if getattr(settings, name) >= line})
-    return Settings(**{**settings.model_dump(), **update})
-
-
-class SharedReplays:
-    """The replays of a sweep, each made once. Every strategy sends what "none" sends until
-    the first call where it acts: its replay takes "none"'s calls up to there, and is "none"'s
-    own, with its settings and its product's notices about its line, when it never acts."""
-
-    def __init__(self) -> None:
-        self.made: dict[Settings, Replay] = {}
-        self.keys = MessageKeys()
-
-    def get(self, scenario: Scenario, settings: Settings) -> Replay:
-        key = _what_matters(scenario, settings)
-        found = self.made.get(key)
-        if found is None:
-            if settings.strategy == "none":
-                found = replay(scenario, settings)
-            else:
-                found = replay_from(self.get(scenario, Settings(**{**settings.model_dump(), "strategy": "none", "keep_facts": False})), settings)
-            self.made[key] = found
-        return found if found.settings == settings else as_if(found, settings)
-
-
-def _what_matters(scenario: Scenario, settings: Settings) -> Settings:
-    """The settings with what changes no figure of the sweep made equal: "none" sends the
-    same at every line and KEEP (only its alert warnings and where KEEP starts differ); a
-    harness that draws its own KEEP ignores keep and keep_unit; a product that lowers the
-    line asked compacts at the line it lowers it to; keep facts tells nothing to the
-    summarizer of a chat without critical facts."""
-    if settings.strategy == "none":
-        return Settings(strategy="none", window=settings.window, model_window=settings.model_window, counter=settings.counter, threshold=1.0)
-    update: dict[str, object] = {"threshold": settings.effective_threshold}
-    if STRATEGIES[settings.strategy].keep_rule:
-        update.update(keep=1, keep_unit="requests")
-    if not scenario.facts:
-        update["keep_facts"] = False
-    return settings.model_copy(update=update)
+    return Settings(**{**settings.model_dump(), "threshold": line, "keep": keep, **giving_way(settings, line)})
 
 
 @without_collection
-def sweep(scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None) -> Sweep:
+def sweep(
+    scenario: Scenario, settings: Settings | None = None, pricing: Pricing | None = None, span: SweepRange | None = None, replays: Replays | None = None
+) -> Sweep:
     """The comparison at every line and KEEP of `span` (checked: SettingsError), each
-    column a point; a point two lines share is kept once."""
+    column a point; a point two lines share is kept once. Its replays come from `replays`
+    (`sending`), by default a new one with the offline summarizer."""
     settings = settings or scenario.settings
     pricing = pricing or session_basis(scenario).pricing
     span = check_range(span or SweepRange())
-    shared = SharedReplays()
-    keeps = span.keep_values(settings)
+    replays = Replays() if replays is None else replays  # (an empty one is falsy: it has a length)
+    keys = MessageKeys()  # the messages' cache keys, shared by every comparison of the chat
+    keep_values = span.keep_values(settings)
     seen: dict[tuple[str, int, float], SweepPoint] = {}
     given: dict[tuple[str, int, float], SweepPoint] = {}
-    for keep in keeps:
+    unavailable: dict[str, str] = {}
+    for keep in keep_values:
         for line in span.lines:
-            for column in compare(scenario, point_settings(settings, line, keep), pricing, run=shared.get, keys=shared.keys, fixed=SWEPT).columns:
+            comparison = compare(scenario, point_settings(settings, line, keep), pricing, run=replays.sending, keys=keys, fixed=SWEPT)
+            unavailable.update(comparison.unavailable)
+            for column in comparison.columns:
                 where = (column.key, keep, round(column.settings.effective_threshold, 6))
                 given[(column.key, keep, round(line, 6))] = seen.setdefault(where, SweepPoint.of(column))
     order = {key: index for index, key in enumerate(dict.fromkeys(key for key, _, _ in seen))}
     points = sorted(seen.values(), key=lambda p: (order[p.key], p.keep, p.line))
-    current = compare(scenario, settings, pricing, run=shared.get, keys=shared.keys)
-    return Sweep(scenario, settings, pricing, span, span.lines, keeps, points, current, given)
+    current = compare(scenario, settings, pricing, run=replays.sending, keys=keys)
+    unavailable.update(current.unavailable)
+    replays.settle()
+    return Sweep(scenario, settings, pricing, span, span.lines, keep_values, points, current, given, unavailable)

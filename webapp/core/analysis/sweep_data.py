@@ -57,5 +57,7 @@ def sweep_json(sweep: Sweep) -> dict[str, object]:
             "keeps": sweep.keeps,
         },
         "points": [{"key": point.key, **point_row(point)} for point in sweep.points],
+        # Columns left out because the summarizer failed (why is in the server's log).
+        "unavailable": sorted(sweep.unavailable),
         "recommendation": recommendation_json(sweep.recommendation),
     }

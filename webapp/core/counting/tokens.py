@@ -21,44 +21,20 @@ import copy
 import dataclasses
 import json
 import math
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Protocol
 
 from . import vocab
+from ..counter_catalog import COUNTER_NAMES, OPEN, missing
 from ..i18n import N_
 from .images import DEFAULT_RATE, ImageRate, image_parts, image_rate, image_tokens
 from ..lru import Memoized
 from .tooldefs import namespace_text
-
-if TYPE_CHECKING:
-    import regex
-
-Message = dict[str, Any]
-
-
-def content_text(content: Any) -> str:
-    """The text a model reads in a message's content: a string, or the text (and refusal) parts of a list."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text") or part.get("refusal") or "") for part in content if isinstance(part, dict))
-    return str(content)
-
-
-def tool_call_texts(message: Message) -> list[tuple[str, str]]:
-    """(function name, arguments) of each tool call of an assistant message."""
-    calls = message.get("tool_calls") or []
-    out = []
-    for call in calls:
-        function = call.get("function") or {}
-        out.append((str(function.get("name", "")), str(function.get("arguments", ""))))
-    return out
+from .guarded import GuardedCount
+from .messages import Message, call_names, content_text, tool_call_texts
 
 
 class Counter(Protocol):
@@ -92,16 +68,6 @@ class Counter(Protocol):
 def estimated(message: Message) -> bool:
     """Whether a message's count rests on an assumption: an image whose size cannot be read."""
     return any(image_tokens(url, detail, GPT_4O_IMAGES).estimated for url, detail in image_parts(message))
-
-
-def call_names(messages: Iterable[Message]) -> dict[str, str]:
-    """Function name of each tool call id in these messages."""
-    names = {}
-    for message in messages:
-        for call in message.get("tool_calls") or []:
-            if isinstance(call, dict) and isinstance(call.get("function"), dict):
-                names[str(call.get("id"))] = str(call["function"].get("name", ""))
-    return names
 
 
 def _split_system(messages: list[Message]) -> tuple[str | None, list[Message]]:
@@ -191,17 +157,6 @@ LONG_CACHE_ENTRIES = 4096
 LONG_CACHE_BYTES = 32 * 1024 * 1024
 
 
-# tiktoken 0.14.0's o200k encoder panics on a run of about a million horizontal whitespace
-# characters (1,000,000 spaces, tabs, U+00A0 or U+3000; 800,000 spaces pass): its regex runs out
-# of backtracking stack on `\s+(?!\S)` and raises pyo3's PanicException, a BaseException that
-# kills the worker (docs/hardening.md). A text holding a long run of whitespace is split by the
-# encoding's own pattern in Python instead (the `regex` module, as tiktoken's
-# `_encode_only_native_bpe` does) and each piece is encoded without a split: the same pieces and
-# the same tokens, without the Rust regex. Python's \s holds every character Rust's does.
-GUARDED_RUN = 50_000
-LONG_WHITESPACE = re.compile(r"\s{%d,}" % GUARDED_RUN)
-
-
 def _text_bytes(text: str, count: int) -> int:
     return sys.getsizeof(text) + 100  # the string, its int and the cache's own entry
 
@@ -212,8 +167,7 @@ class TiktokenCounter:
         self.label = label
         self.format = chat_format
         self.call_names: dict[str, str] = {}
-        self._encoding = None
-        self._pieces: regex.Pattern | None = None
+        self._count: GuardedCount | None = None
         self._short_tokens = lru_cache(maxsize=SHORT_CACHE_ENTRIES)(self._count_text)
         self.long_tokens = Memoized(self._count_text, LONG_CACHE_ENTRIES, long_cache_bytes, _text_bytes)
 
@@ -228,26 +182,9 @@ class TiktokenCounter:
         self.long_tokens.cache_clear()
 
     def _count_text(self, text: str) -> int:
-        if self._encoding is None:
-            self._encoding = vocab.get_encoding(self.name)
-        if len(text) >= GUARDED_RUN and LONG_WHITESPACE.search(text):
-            return self._count_in_pieces(text)
-        # encode_ordinary reads "<|endoftext|>" in user text as plain text, as an API does.
-        return len(self._encoding.encode_ordinary(text))
-
-    def _count_in_pieces(self, text: str) -> int:
-        """Tokens of `text` split into the encoding's pieces here, each encoded alone (the guard
-        above): the count encode_ordinary gives wherever it does not panic."""
-        if self._pieces is None:
-            import regex  # here: only a long run of whitespace needs it, and it is slow to import
-
-            self._pieces = regex.compile(self._encoding._pat_str)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates read as U+FFFD, as encode_ordinary reads them
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        encode_piece = self._encoding._core_bpe.encode_single_piece
-        return sum(len(encode_piece(piece.encode("utf-8"))) for piece in self._pieces.findall(text))
+        if self._count is None:
+            self._count = GuardedCount(vocab.get_encoding(self.name))
+        return self._count.ordinary(text)
 
     def measure(self, message: Message) -> int:
         fmt = self.format
@@ -352,7 +289,16 @@ COUNTERS: dict[str, Counter] = {
 
 
 def get_counter(name: str) -> Counter:
-    try:
-        return COUNTERS[name]
-    except KeyError:
-        raise ValueError(f"unknown counter {name!r}; accepted: {', '.join(COUNTERS)}") from None
+    """The counter `name`: one of COUNTERS, or an open model's when the open-models extra is
+    installed (open_models.py, loaded on first use)."""
+    found = COUNTERS.get(name)
+    if found is not None:
+        return found
+    if name not in OPEN:
+        raise ValueError(f"unknown counter {name!r}; accepted: {', '.join(COUNTER_NAMES)}")
+    needs = missing(name)
+    if needs:
+        raise ValueError(f"counter {name!r} needs the open-models extra: {needs}")
+    from .open_models import open_counter
+
+    return open_counter(name)

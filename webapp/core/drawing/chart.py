@@ -8,7 +8,8 @@ label. The template puts the same figures in a table for screen readers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 from ..analysis.as_recorded import KEY
@@ -30,6 +31,8 @@ def line_look(index: int) -> dict[str, object]:
         "marker": MARKERS[(index + index // len(DASHES)) % len(MARKERS)],
         "style": index % len(DASHES),
     }
+
+
 LABEL_GAP = 13  # height of one line of an end label, in pixels
 TALL_LABEL_GAP = 16  # Chinese glyphs stand taller than 13 px allow (the sweep's chart, sweep_chart.py, too)
 RULE_LABEL = 16  # the height a rule's label needs beside another rule's
@@ -38,6 +41,8 @@ UNLABELLED_MARGIN = 14  # right of the plot of a chart without end labels (its l
 AXIS_TITLE_LANE = 24.0  # the rotated axis title, 12 px type centred 14 px from the left edge
 TICK_GAP = 8.0  # between a tick's label and the plot
 TICK_CHAR = 7.5  # the width of one character of a 12 px tick label, a digit or a separator, with room to spare
+PLOT_TOP = 16.0  # above the plot
+PLOT_BELOW = 36.0  # under the plot: the x axis's ticks and title
 
 
 @dataclass(frozen=True)
@@ -96,13 +101,34 @@ class Tick:
 
 
 @dataclass(frozen=True)
-class Chart:
+class Plot:
+    """A chart's size and its plot's edges, in pixels (the comparison's chart and the sweep's)."""
+
     width: int
     height: int
     left: float
     right: float
     top: float
     bottom: float
+
+    @property
+    def labelled(self) -> bool:
+        """Whether each line has its label at its end (else a legend names them)."""
+        return self.width - self.right > UNLABELLED_MARGIN
+
+
+def plot_frame(width: int, height: int, label_width: int, label_lines: int, gap: float, widest_tick: int) -> Plot:
+    """A chart `width` wide and at least `height` tall, taller when its `label_lines` lines of
+    end labels (`gap` apart) need it. Left of the plot, the rotated axis title's lane, then the
+    widest tick label (`widest_tick` characters: "20,000" and "0,045 $US" ran under the title
+    when the plot started at a fixed place); right of it, the end labels' `label_width`."""
+    height = max(height, round(PLOT_TOP + 4 + gap * label_lines + PLOT_BELOW))
+    left = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * widest_tick
+    return Plot(width, height, left, width - max(label_width, UNLABELLED_MARGIN), PLOT_TOP, height - PLOT_BELOW)
+
+
+@dataclass(frozen=True)
+class Chart(Plot):
     series: tuple[Series, ...]
     rules: tuple[Rule, ...]
     y_ticks: tuple[Tick, ...]
@@ -121,11 +147,6 @@ class Chart:
 
     def recorded_at(self, number: int) -> Point | None:
         return next((p for p in self.recorded.points if p.call == number), None) if self.recorded else None
-
-    @property
-    def labelled(self) -> bool:
-        """Whether each line has its label at its end (else a legend names them)."""
-        return self.width - self.right > UNLABELLED_MARGIN
 
 
 def request_chart(
@@ -148,13 +169,10 @@ def request_chart(
     names = [name(c) for group in groups for c in group] + ([recorded_name] if recorded else [])
     gap = TALL_LABEL_GAP if any(ord(char) >= 0x2E80 for each in names for char in each) else LABEL_GAP
     labels = sum(len(wrap_names([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
-    height = max(height, round(16 + 4 + gap * labels + 36))
     peak = max([column.peak_tokens for column in comparison.columns] + [recorded.peak_tokens if recorded else 0])
     top_tokens = nice_top(max(peak, settings.own_window) * 1.08)
-    # Left of the plot, the rotated axis title's lane, then the widest tick ("20,000" ran
-    # under the title when the plot started at a fixed 64 px).
-    left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * len(f"{top_tokens:,}"), 16.0, height - 36.0
-    right = width - max(label_width, UNLABELLED_MARGIN)
+    plot = plot_frame(width, height, label_width, labels, gap, len(f"{top_tokens:,}"))
+    left, right, top, bottom = plot.left, plot.right, plot.top, plot.bottom
     count = comparison.call_count
 
     def x_of(number: int) -> float:
@@ -176,7 +194,7 @@ def request_chart(
     series = spread_labels(series, top + 4, bottom, gap)
     recorded_series = series.pop() if recorded else None
     rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.own_window, "window"), (settings.limit, "line"))))
-    step = nice_step(top_tokens / 5)
+    step = token_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
     # Every call_step-th call, and the last one, unless a regular tick is too close to it.
@@ -185,7 +203,8 @@ def request_chart(
         for number in range(1, count + 1)
         if number == count or ((number - 1) % call_step == 0 and count - number > call_step / 2)
     )
-    return Chart(width, height, left, right, top, bottom, tuple(series), rules, y_ticks, x_ticks, x_of(call), call, top_tokens, recorded_series, gap)
+    return Chart(**asdict(plot), series=tuple(series), rules=rules, y_ticks=y_ticks, x_ticks=x_ticks, current_x=x_of(call), call=call,
+                 top_tokens=top_tokens, recorded=recorded_series, label_gap=gap)
 
 
 def _rules(window: Rule, line: Rule) -> tuple[Rule, Rule]:
@@ -258,16 +277,19 @@ def wrap_names(names: list[str]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def nice_step(raw: float) -> int:
-    magnitude = 10 ** max(0, len(str(int(raw))) - 1)
-    for factor in (1, 2, 2.5, 5, 10):
-        if raw <= factor * magnitude:
-            return max(1, int(factor * magnitude))
-    return int(10 * magnitude)
+def nice_step(raw: float) -> float:
+    """The round step (1, 2, 2.5 or 5 times a power of ten) at or just above `raw`."""
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(factor * magnitude for factor in (1, 2, 2.5, 5, 10) if raw <= factor * magnitude * (1 + 1e-9))
+
+
+def token_step(raw: float) -> int:
+    """`nice_step` as a whole number of tokens, at least 1 (a step of 2.5 tokens is 2)."""
+    return max(1, int(nice_step(raw)))
 
 
 def nice_top(value: float) -> int:
-    step = nice_step(value / 5)
+    step = token_step(value / 5)
     return int(-(-value // step) * step)
 
 

@@ -7,14 +7,11 @@ colour; strategies whose bills are equal at every line share a line and a label.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 from ..analysis.sweep import Sweep, SweepPoint, runs_lower
-from .chart import AXIS_TITLE_LANE, TICK_CHAR, TICK_GAP, UNLABELLED_MARGIN, Tick, line_look, marker_shape, spread_labels, wrap_names
-
-# One line of an end label: Chinese glyphs stand taller than the comparison chart's 13 px allow.
-LABEL_GAP = 16
+from .chart import TALL_LABEL_GAP, Plot, Tick, line_look, marker_shape, nice_step, plot_frame, spread_labels, wrap_names
 
 
 @dataclass(frozen=True)
@@ -53,23 +50,13 @@ class BillSeries:
 
 
 @dataclass(frozen=True)
-class BillChart:
-    width: int
-    height: int
-    left: float
-    right: float
-    top: float
-    bottom: float
+class BillChart(Plot):
     keep: int
     series: tuple[BillSeries, ...]
     x_ticks: tuple[Tick, ...]
     y_ticks: tuple[Tick, ...]
     digits: int  # decimals of a tick's dollars: as many as the step needs
     best: Mark | None  # the recommended point, when it is on this chart
-
-    @property
-    def labelled(self) -> bool:
-        return self.width - self.right > UNLABELLED_MARGIN
 
 
 def chart_keep(sweep: Sweep) -> int:
@@ -101,13 +88,11 @@ def bill_chart(
         if points:
             groups.setdefault(tuple((round(line, 6), round(p.bill, 9), p.safe) for line, p in points), []).append(points)
     labels = sum(len(wrap_names([name(points[0][1]) for points in group])) for group in groups.values())
-    height = max(height, round(16 + 4 + LABEL_GAP * labels + 36))
     values, digits = bill_ticks([p.bill for group in groups.values() for points in group for _, p in points] or [0.0])
     low_bill, top_bill = values[0], values[-1]
-    # Left of the plot, the rotated axis title's lane, then the widest tick ("0,045 $US" ran
-    # under the title when the plot started at a fixed 84 px).
-    left, top, bottom = AXIS_TITLE_LANE + TICK_GAP + TICK_CHAR * max(len(tick_label(value, digits)) for value in values), 16.0, height - 36.0
-    right = width - max(label_width, UNLABELLED_MARGIN)
+    # Each line of an end label as tall as Chinese glyphs need, whatever the language.
+    plot = plot_frame(width, height, label_width, labels, TALL_LABEL_GAP, max(len(tick_label(value, digits)) for value in values))
+    left, right, top, bottom = plot.left, plot.right, plot.top, plot.bottom
 
     def x_of(line: float) -> float:
         return left if high <= low else left + (right - left) * (line - low) / (high - low)
@@ -127,7 +112,7 @@ def bill_chart(
             **line_look(style),
             label_y=marks[-1].y,
         ))
-    series = spread_labels(series, top + 4, bottom, LABEL_GAP)
+    series = spread_labels(series, top + 4, bottom, TALL_LABEL_GAP)
     best = sweep.recommendation.best
     # Ringed where it is asked for at its own line; a product's point lowered from every line
     # asked, where the chart first draws it.
@@ -135,7 +120,7 @@ def bill_chart(
     best_mark = min(rings, key=lambda m: (m.lowered, m.line), default=None)
     x_ticks = tuple(Tick(x_of(line), line) for line in sweep.lines)
     y_ticks = tuple(Tick(y_of(value), value) for value in values)
-    return BillChart(width, height, left, right, top, bottom, keep, tuple(series), x_ticks, y_ticks, digits, best_mark)
+    return BillChart(**asdict(plot), keep=keep, series=tuple(series), x_ticks=x_ticks, y_ticks=y_ticks, digits=digits, best=best_mark)
 
 
 def bill_ticks(bills: list[float]) -> tuple[list[float], int]:
@@ -146,9 +131,3 @@ def bill_ticks(bills: list[float]) -> tuple[list[float], int]:
     top_bill = max(step * math.ceil(max(bills) * 1.04 / step), low_bill + step)
     digits = max(2, -math.floor(math.log10(step) + 1e-9) + (1 if round(step / 10 ** math.floor(math.log10(step) + 1e-9), 6) == 2.5 else 0))
     return [low_bill + i * step for i in range(0, round((top_bill - low_bill) / step) + 1)], digits
-
-
-def nice_step(raw: float) -> float:
-    """The round step (1, 2, 2.5 or 5 times a power of ten) at or just above `raw`."""
-    magnitude = 10 ** math.floor(math.log10(raw))
-    return next(factor * magnitude for factor in (1, 2, 2.5, 5, 10) if raw <= factor * magnitude * (1 + 1e-9))

@@ -117,9 +117,15 @@ class Replay:
     unlogged: Unlogged = field(default_factory=Unlogged)
     # The same warnings as (message, numbers), so the web can say them in the reader's language.
     notices: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+    # How many of its first calls are another replay's own (replay.py `replay_from`): shared
+    # with it, not copied.
+    taken: int = 0
     # What views derive from the whole replay, by the function that derives it (`per_replay`):
     # a replay never changes once made, so each is computed once, not on every step.
     derived: dict[Callable, Any] = field(default_factory=dict, repr=False, compare=False)
+    # What is derived from its calls alone, whatever settings drew them (`per_calls`): shared
+    # with every replay made `as_if` this one (replay.py), which sends the same.
+    of_calls: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def request_count(self) -> int:
@@ -181,13 +187,23 @@ Derived = TypeVar("Derived")
 def per_replay(function: Callable[[Replay], Derived]) -> Callable[[Replay], Derived]:
     """`function(replay)`, computed once per replay and kept on it (two threads may both
     compute it the first time; they get equal values)."""
+    return _kept(function, "derived")
 
+
+def per_calls(function: Callable[[Replay], Derived]) -> Callable[[Replay], Derived]:
+    """`per_replay` for a function that reads only what the replay sends (its calls, floor and
+    scenario): computed once for it and every replay made `as_if` it."""
+    return _kept(function, "of_calls")
+
+
+def _kept(function: Callable[[Replay], Derived], store: str) -> Callable[[Replay], Derived]:
     @wraps(function)
     def cached(replay: Replay) -> Derived:
+        kept = getattr(replay, store)
         try:
-            return replay.derived[function]
+            return kept[function]
         except KeyError:
-            value = replay.derived[function] = function(replay)
+            value = kept[function] = function(replay)
             return value
 
     return cached

@@ -170,6 +170,11 @@ class OpenAICompatibleSummarizer:
         self.calls_made = 0  # endpoint calls, cache misses only
         self._failure: tuple[float, str] | None = None  # (until, why), per worker
 
+    @property
+    def name(self) -> str:
+        """The model and the endpoint: what its summaries depend on (not the key, a secret)."""
+        return f"{self.config.model} at {self.config.base_url}"
+
     def request_body(self, *, previous, blocks, facts, style=TEXTBOOK) -> dict:
         prompt = instructions(facts, style)
         parts = []

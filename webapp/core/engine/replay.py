@@ -14,8 +14,7 @@ from ..collector import without_collection
 from ..time_budget import spend
 from .history import TOOL_RESULT_ROLES, Block
 from .loop_notices import CANNOT_FIT, HELD_BACK, KEEP_COVERS_ALL, PIN_UNKNOWN, SUGGESTED_TOOL_RESULTS
-from .history import PairCheck, pair_facts
-from ..model import Scenario, ScriptMessage
+from ..model import PairCheck, Scenario, ScriptMessage, pair_facts
 from ..settings import Settings
 from .calls import Call, Event, PinStatus, Replay, chat_counter, chat_floor, script_blocks
 from .compaction import Compaction, Context
@@ -41,10 +40,11 @@ def replay(scenario: Scenario, settings: Settings | None = None, summarizer: Sum
     return loop.run(0)
 
 
-def replay_from(base: Replay, settings: Settings) -> Replay:
-    """The replay of `settings` on base's chat, with base's calls before the first where the
-    strategy acts (`first_action`) taken as they are rather than replayed: a sweep replays
-    most strategies at many lines, and all of them send what "none" sends until then.
+def replay_from(base: Replay, settings: Settings, summarizer: Summarizer | None = None) -> Replay:
+    """The replay of `settings` on base's chat (summarizing with `summarizer`, the offline one
+    by default), with base's calls before the first where the strategy acts (`first_action`)
+    taken as they are rather than replayed: a sweep replays most strategies at many lines, and
+    all of them send what "none" sends until then.
 
     `base` is a replay of "none" at the same window, model window and counter, whose history
     only grows. Every figure of a call taken is the strategy's own (what is sent, its tokens,
@@ -55,7 +55,7 @@ def replay_from(base: Replay, settings: Settings) -> Replay:
     scenario = base.scenario
     if first is None:
         return as_if(base, settings)
-    loop = _Loop.starting(scenario, settings, None)
+    loop = _Loop.starting(scenario, settings, summarizer)
     return loop.run(loop.take_over(base, first) if first > 1 else 0)
 
 
@@ -147,6 +147,7 @@ class _Loop:
             unlogged=self.unlogged,
             warnings=worded(self.notices),
             notices=self.notices,
+            taken=self.taken,
         )
 
     def take_over(self, base: Replay, number: int) -> int:
@@ -154,6 +155,7 @@ class _Loop:
         with its calls before it; the index of the script message to feed next, its reply."""
         call, previous = base.calls[number - 1], base.calls[number - 2]
         self.calls = base.calls[: number - 1]
+        self.taken = number - 1
         self.history = list(call.blocks)
         self.facts.recount(self.history)
         self.facts.resume(previous.facts)
@@ -180,6 +182,7 @@ class _Loop:
         self.facts = FactWatch(scenario, settings.counter)
         self.units = 0
         self.calls: list[Call] = []
+        self.taken = 0  # the calls taken from another replay (take_over)
         self.pending: list[Event] = []
         self.request = 0
         self.turn = 0

@@ -78,6 +78,9 @@ class SummaryResult:
 
 
 class Summarizer(Protocol):
+    # What tells its summaries apart from another's, in a replay's key (engine/replays.py).
+    name: str
+
     def summarize(
         self,
         *,
@@ -135,6 +138,8 @@ def bounded_lines(earlier: Iterable[str], new: list[str], opening: str = SUMMARY
 
 
 class OfflineSummarizer:
+    name = "offline"
+
     def summarize(self, *, previous, blocks, digests, facts, counter, style=TEXTBOOK) -> SummaryResult:
         # An earlier summary's exchange lines (each starts "- "), in whatever frame it was written.
         earlier = [line for line in previous.splitlines() if line.startswith("- ")] if previous else []

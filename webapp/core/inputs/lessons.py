@@ -17,8 +17,7 @@ from pydantic import (
 )
 
 from ..counting.tokens import Message
-from ..engine.history import tool_pair_problems
-from ..model import ID_PATTERN, Budget, Condition, Fact, Narration, Scenario, ScriptMessage, count_calls
+from ..model import ID_PATTERN, Budget, Condition, Fact, Narration, Scenario, ScriptMessage, count_calls, tool_pair_problems
 from ..settings import COUNTER_NAMES, Settings, SettingsError, parse_settings
 from ..triggers import STRATEGY_NAMES
 from .scenarios import MAX_NESTING, ScenarioError, first_request, grouped, value_problems

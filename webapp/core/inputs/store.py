@@ -1,4 +1,7 @@
-"""Pasted transcripts, kept as files named by the hash of their exact bytes.
+"""Pasted transcripts, kept under the hash of their exact bytes: what both stores do alike
+(StoredTranscripts), and the default store, files in a folder (TranscriptStore). The other
+keeps them in PostgreSQL (store_postgres.py, TRANSCRIPT_STORE=postgresql://…); both follow the
+rules of store_rules.py.
 
 The link (`/play/t-<hash>`) is the hash of the bytes as they arrived: a textarea's CRLF, a
 lone CR, a byte order mark and any Unicode are stored and read back unchanged, so every
@@ -43,7 +46,8 @@ from pathlib import Path
 from ..lru import LRUCache
 from .scenarios import ScenarioError
 from .store_faults import StoreUnwritable, log, unwritable
-from .store_index import SUFFIX, TRANSCRIPT_ID, Missing, TranscriptIndex, disk_bytes
+from .store_index import SUFFIX, TRANSCRIPT_ID, TranscriptIndex, disk_bytes
+from .store_rules import Missing, StoreIndex
 from .transcripts import parse_transcript, transcript_id
 from ..model import Scenario
 
@@ -97,36 +101,53 @@ def held_characters(scenario: Scenario) -> int:
     return len(json.dumps([messages, scenario.tools], ensure_ascii=False, separators=(",", ":")))
 
 
-class TranscriptStore:
+class StoredTranscripts:
+    """What both stores do alike: the limits a transcript is parsed under, the parsed
+    transcripts this process keeps, the runs of a file, the fault a paste met, the recency of
+    reads. A store says where the bytes live: `_keep`, `_read`, `_exists`, `_start`, `_fault`."""
+
     def __init__(
         self,
-        directory: Path,
+        index: StoreIndex,
         max_bytes: int,
-        max_total_bytes: int,
-        max_client_bytes: int | None = None,
         max_messages: int = 1000,
         max_characters: int = 1_000_000,
         parsed_cache: int = 32,
         parsed_cache_bytes: int = 48 * 1024 * 1024,
     ):
-        self.directory = Path(directory)
         self.max_bytes = max_bytes
         self.max_messages = max_messages
         self.max_characters = max_characters
-        self.max_total_bytes = max_total_bytes
-        self.max_client_bytes = max_client_bytes or max_total_bytes
+        self.max_total_bytes = index.max_total_bytes
+        self.max_client_bytes = index.max_client_bytes
         self._parsed: LRUCache[str, tuple[Scenario, int]] = LRUCache(
             parsed_cache, parsed_cache_bytes, lambda name, entry: PARSED_BYTES_PER_CHARACTER * entry[1]
         )
         self._touched: dict[str, float] = {}
-        self._index = TranscriptIndex(self.directory, self.max_total_bytes, self.max_client_bytes)
+        self._index = index
         # Why the store cannot keep a new transcript, while it cannot (None when it can).
         self.fault: StoreUnwritable | None = None
         self._ready = False
         self._start()
 
-    def path(self, name: str) -> Path:
-        return self.directory / f"{name}{SUFFIX}"
+    # --- Where the bytes live (each store's own) ---------------------------------------------
+
+    def _start(self) -> bool:
+        """Make the store ready to keep transcripts; False, with `fault` set, when it cannot yet."""
+        raise NotImplementedError
+
+    def _keep(self, name: str, data: bytes, client: str) -> list[str]:
+        """Store `data` as `name` and index it, charged to `client`; the names removed to make room."""
+        raise NotImplementedError
+
+    def _read(self, name: str) -> bytes | None:
+        raise NotImplementedError
+
+    def _exists(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def _fault(self, error: BaseException) -> StoreUnwritable | None:
+        return self._index.fault(error)
 
     # --- Reading and writing -----------------------------------------------------------------
 
@@ -156,20 +177,15 @@ class TranscriptStore:
     def save(self, data: bytes, client: str = "") -> Scenario:
         """Validate and store the exact bytes; returns the scenario, whose id is the link.
         Storing the same bytes again only marks them as used. Raises StoreUnwritable, with
-        nothing kept, when the folder or the index cannot be written or the disk is full."""
+        nothing kept, when the store cannot be written (StoreUnreachable when its database
+        cannot be reached) or the disk is full."""
         scenario, characters = self.parse(data)
         try:
             if not self._ready and not self._start():  # a store that failed at start may work now
                 raise self.fault or StoreUnwritable("the store did not start")
-            wrote = self._write(scenario.id, data)
-            try:
-                removed = self._index.saved(scenario.id, disk_bytes(self.path(scenario.id)), client)
-            except BaseException:
-                if wrote:  # a file the index does not count would be outside every quota
-                    self.path(scenario.id).unlink(missing_ok=True)
-                raise
-        except (OSError, sqlite3.Error) as error:
-            if (fault := unwritable(error)) is None:
+            removed = self._keep(scenario.id, data, client)
+        except Exception as error:
+            if (fault := self._fault(error)) is None:
                 raise
             self.fault = fault
             raise fault from error
@@ -178,29 +194,12 @@ class TranscriptStore:
         self._parsed.put(scenario.id, (scenario, characters))
         return scenario
 
-    def _write(self, name: str, data: bytes) -> bool:
-        """Write the file under a temporary name, then rename it into place; False when it was
-        there already. A failed write leaves no partial file behind."""
-        target = self.path(name)
-        if target.exists():
-            return False
-        partial = target.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}.partial")
-        try:
-            partial.write_bytes(data)
-            partial.replace(target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                partial.unlink(missing_ok=True)
-            raise
-        return True
-
     def read_bytes(self, name: str) -> bytes | None:
         """The bytes stored under `name`, exactly as they were pasted, or None."""
         if not TRANSCRIPT_ID.match(name):
             return None
-        try:
-            data = self.path(name).read_bytes()
-        except FileNotFoundError:
+        data = self._read(name)
+        if data is None:
             return None
         return data if transcript_id(data) == name else None  # changed by hand: no link to it
 
@@ -213,7 +212,7 @@ class TranscriptStore:
             return None
         cached = self._parsed.get(name)
         if cached is not None:
-            if not self.path(name).exists():  # removed, here or by another server
+            if not self._exists(name):  # removed, here or by another server
                 self._parsed.pop(name)
                 return None
             self._touch(name)
@@ -232,7 +231,7 @@ class TranscriptStore:
     def _load_run(self, stored: str, run: int) -> Scenario | None:
         name = f"{stored}-r{run}"
         cached = self._parsed.get(name)
-        if cached is not None and self.path(stored).exists():
+        if cached is not None and self._exists(stored):
             return cached[0]
         data = self.read_bytes(stored)
         if data is None:
@@ -252,6 +251,43 @@ class TranscriptStore:
         """Bytes on disk of the stored transcripts, of one client or of all."""
         return self._index.usage(client)
 
+    def close(self) -> None:
+        """Let go of what the store holds open beyond a request (a database's connections)."""
+
+    def _touch(self, name: str) -> None:
+        """Record a read, for the recency of eviction: best effort, a read never fails for it."""
+        now = time.time()
+        if now - self._touched.get(name, 0.0) < TOUCH_EVERY:
+            return
+        if len(self._touched) > 4 * self._parsed.max_entries:
+            self._touched.clear()
+        self._touched[name] = now
+        self._index.record_use(name, now)
+
+    def _forget(self, names: list[str]) -> None:
+        for name in names:
+            self._parsed.pop(name)
+
+
+class TranscriptStore(StoredTranscripts):
+    """The store in a folder: a file per transcript, named by its link, and the SQLite index
+    beside them (store_index.py). The default; several servers share it through the folder."""
+
+    def __init__(
+        self,
+        directory: Path,
+        max_bytes: int,
+        max_total_bytes: int,
+        max_client_bytes: int | None = None,
+        **limits,
+    ):
+        self.directory = Path(directory)
+        index = TranscriptIndex(self.directory, max_total_bytes, max_client_bytes or max_total_bytes)
+        super().__init__(index, max_bytes, **limits)
+
+    def path(self, name: str) -> Path:
+        return self.directory / f"{name}{SUFFIX}"
+
     def _start(self) -> bool:
         """Create the folder and open the index, tidied (TranscriptIndex._tidy). Whatever fails, the store
         stays up: it reads what is stored and refuses pastes (`fault`) until one finds it
@@ -269,16 +305,36 @@ class TranscriptStore:
         self._ready, self.fault = True, None
         return True
 
-    def _touch(self, name: str) -> None:
-        """Record a read, for the recency of eviction: best effort, a read never fails for it."""
-        now = time.time()
-        if now - self._touched.get(name, 0.0) < TOUCH_EVERY:
-            return
-        if len(self._touched) > 4 * self._parsed.max_entries:
-            self._touched.clear()
-        self._touched[name] = now
-        self._index.record_use(name, now)
+    def _keep(self, name: str, data: bytes, client: str) -> list[str]:
+        wrote = self._write(name, data)
+        try:
+            return self._index.saved(name, disk_bytes(self.path(name)), client)
+        except BaseException:
+            if wrote:  # a file the index does not count would be outside every quota
+                self.path(name).unlink(missing_ok=True)
+            raise
 
-    def _forget(self, names: list[str]) -> None:
-        for name in names:
-            self._parsed.pop(name)
+    def _write(self, name: str, data: bytes) -> bool:
+        """Write the file under a temporary name, then rename it into place; False when it was
+        there already. A failed write leaves no partial file behind."""
+        target = self.path(name)
+        if target.exists():
+            return False
+        partial = target.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}.partial")
+        try:
+            partial.write_bytes(data)
+            partial.replace(target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            raise
+        return True
+
+    def _read(self, name: str) -> bytes | None:
+        try:
+            return self.path(name).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def _exists(self, name: str) -> bool:
+        return self.path(name).exists()

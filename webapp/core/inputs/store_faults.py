@@ -4,6 +4,8 @@ full disk, an index that is not a database any more; and the lock the workers ta
 
 Every such fault leaves the site up: the store refuses new pastes with `StoreUnwritable` (the
 web answers 503, or 507 when the disk is full) while the files already stored are read as usual.
+A database that cannot be reached (`StoreUnreachable`, PostgreSQL's store) refuses the reads of
+stored transcripts too, with a 503, and the lessons go on.
 """
 
 from __future__ import annotations
@@ -30,10 +32,21 @@ class StoreUnwritable(Exception):
     """The store cannot keep a new transcript: its folder or index cannot be written, or the
     disk is `full`. `reason` is for the operator's log (the visitor gets a translated page)."""
 
+    # Seconds a visitor is asked to wait (Retry-After) before pasting again.
+    retry_after = 60
+
     def __init__(self, reason: str, full: bool = False):
         super().__init__(reason)
         self.reason = reason
         self.full = full
+
+
+class StoreUnreachable(StoreUnwritable):
+    """The store's database cannot be reached (PostgreSQL stopped, restarting or not answering):
+    neither a paste nor a stored transcript can be read until it answers again, which the store
+    notices by itself."""
+
+    retry_after = 15
 
 
 def sqlite_code(error: sqlite3.Error) -> int | None:

@@ -7,10 +7,11 @@ import hashlib
 
 from dataclasses import replace
 
-from ..engine.history import tool_pair_problems
 from ..engine.replay import replay
 from ..i18n import N_
-from ..model import Origin, Scenario, ScriptMessage
+from ..model import Origin, Scenario, ScriptMessage, tool_pair_problems
+from ..counter_catalog import missing
+from ..counting.open_models import model_counter
 from ..counting.windows import model_window
 from ..settings import Settings
 from .formats import FormatError, detect, import_transcript, parse
@@ -148,12 +149,43 @@ COUNTER_ON_RECORDED = N_(
 )
 
 
+# A session that names an open model (Qwen, Llama, Mistral, Gemma, DeepSeek) is counted with that
+# model's tokenizer and chat template when the open-models extra is installed (counting/open_models.py).
+COUNTER_FROM_MODEL = N_(
+    "Counted with %(counter)s: the tokenizer and chat template of %(model)s, the model the file "
+    "names. Change the counter in the settings."
+)
+COUNTER_THE_EXTRA_WOULD = N_(
+    "%(model)s, the model the file names, has a counter of its own, %(counter)s (its tokenizer and "
+    "chat template), which the open-models extra adds: %(command)s. Meanwhile this replay counts "
+    "with %(current)s."
+)
+
+
+def _model_counter(model: str | None, recorded: bool, notes: list) -> str | None:
+    """The counter a session's own settings start from, each choice said in a note: the model's
+    own when it is an open model whose counter is installed; else, where the provider's counts
+    are recorded, RECORDED_COUNTER; else None (the playground's). An open model whose counter
+    is not installed gets a note that says how to add it."""
+    own = model_counter(model)
+    needs = missing(own) if own else None
+    if own and not needs:
+        notes.append((COUNTER_FROM_MODEL, {"counter": own, "model": model}))
+    chosen = own if own and not needs else RECORDED_COUNTER if recorded else None
+    if recorded:
+        notes.append((COUNTER_ON_RECORDED, {"counter": chosen}))
+    if own and needs:
+        notes.append((COUNTER_THE_EXTRA_WOULD, {"model": model, "counter": own, "command": needs, "current": chosen or Settings().counter}))
+    return chosen
+
+
 def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
     """The scenario with its own default settings taken from the file, each said in a note:
     the window the file records, else that of the model it names (counting/windows.py), else,
     for a chat made by hand (no harness's log) that names no model and never reaches the usual
-    window's line, a window where the hammer falls; a tokenizer for a session that recorded the
-    provider's counts; the settings the harness ran with, as the file says (Claude Code's output
+    window's line, a window where the hammer falls; the model's own counter for an open model
+    (Qwen, Llama, …) when the extra is installed, else a tokenizer for a session that recorded
+    the provider's counts; the settings the harness ran with, as the file says (Claude Code's output
     reserve, its reader's note saying so); and KEEP in tool results for a session of one or two
     requests. Where the window comes from is kept (`Origin.window_from`): where nothing gave it,
     the page asks for it (`unknown_window`). A model the table knows never gets the small
@@ -169,10 +201,10 @@ def with_file_settings(scenario: Scenario, notes: list) -> Scenario:
         notes.append((WINDOW_FROM_MODEL, {"window": named.window, "model": origin.model, "source": named.source}))
     if window_from:
         from_file.append("window")
-    if origin.usage:
-        updates["counter"] = RECORDED_COUNTER
+    counter = _model_counter(origin.model, bool(origin.usage), notes)
+    if counter:
+        updates["counter"] = counter
         from_file.append("counter")
-        notes.append((COUNTER_ON_RECORDED, {"counter": RECORDED_COUNTER}))
     updates.update(origin.harness_settings)
     from_file += [name for name, _value in origin.harness_settings]
     requests = sum(1 for item in scenario.script if item.role == "user")

@@ -1,6 +1,7 @@
 """The sweep page: every strategy over a range of lines and KEEP values, to choose settings.
 
-`sweep_for` is the page's one data function; `/sweep/<id>` renders it as the full page or,
+`sweep_for` is the page's one data function, its replays the server's (`services.replays`, kept
+between requests, so a new price replays nothing); `/sweep/<id>` renders it as the full page or,
 for htmx, its panels (web/htmx.py); `.json` and `.csv` are the same data. The range is part of
 the page state (web/state.py: `line_from`, `line_to`, `line_step`, `keeps`); the settings the
 sweep starts from, and weighs its advice against, are the play page's.
@@ -8,7 +9,7 @@ sweep starts from, and weighs its advice against, are the play page's.
 
 from __future__ import annotations
 
-from flask import Blueprint, g, redirect, request
+from flask import Blueprint, current_app, g, redirect, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
@@ -19,6 +20,7 @@ from ...core.drawing.sweep_chart import bill_chart
 from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
 from ..languages import money, percent
+from ..services import replays
 from ..state import PageState, StateError, read_state
 from ..twins import Table, Twins
 from .compare import PHONE_CHART, column_name
@@ -33,7 +35,10 @@ def sweep_for(view: PageState) -> Sweep:
     if problems:
         raise StateError(400, [_(message) % values for message, values in problems])
     g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
-    return sweep(view.scenario, view.settings, view.pricing, span)
+    result = sweep(view.scenario, view.settings, view.pricing, span, replays())
+    for key, why in result.unavailable.items():
+        current_app.logger.warning("summarizer, column %s left out of the sweep: %s", key, why)
+    return result
 
 
 def lighter_sweeps(view: PageState, span: SweepRange) -> list[tuple[str, str]]:

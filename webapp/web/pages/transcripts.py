@@ -13,7 +13,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from ...core.inputs.scenarios import ScenarioError, problem_groups
 from ...core.inputs.store import TranscriptNotText, TranscriptTooLarge, client_key
-from ...core.inputs.store_faults import StoreUnwritable
+from ...core.inputs.store_faults import StoreUnreachable, StoreUnwritable
 from ...core.model import LANGUAGES
 from ..languages import transcript_formats
 from ..services import store
@@ -112,7 +112,7 @@ def store_refused(fault: StoreUnwritable, text: str):
     for a client that asks for JSON."""
     current_app.logger.warning("transcript store: a paste was refused: %s", fault.reason)
     status = 507 if fault.full else 503
-    headers = {} if fault.full else {"Retry-After": "60"}
+    headers = {} if fault.full else {"Retry-After": str(fault.retry_after)}
     if request.accept_mimetypes.best_match(["text/html", "application/json"]) == "application/json":
         title, problems = store_fault_text(fault)
         return jsonify(status=status, title=title, problems=problems), status, headers
@@ -121,6 +121,11 @@ def store_refused(fault: StoreUnwritable, text: str):
 
 def store_fault_text(fault: StoreUnwritable) -> tuple[str, list[str]]:
     """The title and the lines that tell a visitor that the store cannot keep a transcript."""
+    if isinstance(fault, StoreUnreachable):
+        return _("Transcripts cannot be stored right now"), [
+            _("The server cannot store a transcript now: its transcript store does not answer. Nothing you sent was kept."),
+            _("The lessons and their comparisons still work; stored transcripts are back when the store answers again. Try again in a moment."),
+        ]
     if fault.full:
         title = _("The server's disk is full")
         happened = _("The server's disk is full, so it cannot store a transcript now. Nothing you sent was kept.")

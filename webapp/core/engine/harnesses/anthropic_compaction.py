@@ -9,7 +9,7 @@ from ...i18n import N_
 from ...settings import Settings
 from ..compaction import Citation, Context, ProductConfig, Strategy, Work, level
 from ..summarizer import SummaryStyle
-from .common import commit, last_turn, previous_summary, split_pinned, summary
+from .common import last_turn, summarize_before_keep
 
 PROMPT = SummaryStyle(
     "Write a summary of the conversation so far that lets you continue the task: the goal, "
@@ -24,14 +24,7 @@ PROMPT = SummaryStyle(
 @level("server-compaction", summarizes=True)
 def compaction_block(work: Work, context: Context) -> bool:
     """Everything before the turn under way becomes one compaction block, in the reply's place."""
-    history = work.history
-    start = context.keep_start(history)
-    folded, staying = split_pinned(history, 0, start, context)
-    if not folded:
-        return False
-    new, result = summary(context, folded, previous_summary(history[:start]), history[start:], role="assistant")
-    commit(work, context, [new, *staying, *history[start:]], folded, new, result)
-    return True
+    return summarize_before_keep(work, context, role="assistant")
 
 
 def context_management(settings: Settings) -> str:

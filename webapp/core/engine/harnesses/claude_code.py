@@ -10,9 +10,9 @@ from ...i18n import N_
 from ...settings import Settings
 from ...triggers import CLAUDE_CODE_OUTPUT_RESERVE
 from ..compaction import Citation, Context, ProductConfig, Strategy, Work, level
-from ..history import CLEARED_MARK, TOOL_RESULT_ROLES, history_call_names
+from ..history import CLEARED_MARK, TOOL_RESULT_ROLES, Block, history_call_names
 from ..summarizer import SummaryStyle
-from .common import clear, commit, last_turn, previous_summary, split_pinned, summary, tokens
+from .common import clear, last_turn, summarize_before_keep, tokens
 
 TOOL_RESULTS_KEPT = 5  # the newest tool results its clearing leaves
 FILES = 5  # the recent files read again after a summary
@@ -52,22 +52,18 @@ def full_summary(work: Work, context: Context) -> bool:
     """Everything before the turn under way becomes one summary (a user message), followed by
     the newest tool results it re-reads as files: `FILES` of them, each whole up to
     `FILE_TOKENS`, else only named."""
-    history = work.history
-    start = context.keep_start(history)
-    folded, staying = split_pinned(history, 0, start, context)
-    if not folded:
-        return False
-    names = history_call_names(history)
-    results = [block for block in folded if block.role in TOOL_RESULT_ROLES and block.state == "original"][-FILES:]
-    lines = []
-    for block in results:
-        name = names.get(block.message.get("tool_call_id"), "tool")
-        size = round(tokens(context, block))
-        lines.append(f"--- {name} ---\n{block.text}" if size <= FILE_TOKENS else f"--- {name}: {size:,} tokens, too long to re-read ---")
-    extra = f"\n\n{RE_READ}\n" + "\n".join(lines) if lines else ""
-    new, result = summary(context, folded, previous_summary(history[:start]), history[start:], extra=extra)
-    commit(work, context, [new, *staying, *history[start:]], folded, new, result)
-    return True
+
+    def files_read_again(folded: list[Block]) -> str:
+        names = history_call_names(work.history)  # read before the summary replaces them
+        results = [block for block in folded if block.role in TOOL_RESULT_ROLES and block.state == "original"][-FILES:]
+        lines = []
+        for block in results:
+            name = names.get(block.message.get("tool_call_id"), "tool")
+            size = round(tokens(context, block))
+            lines.append(f"--- {name} ---\n{block.text}" if size <= FILE_TOKENS else f"--- {name}: {size:,} tokens, too long to re-read ---")
+        return f"\n\n{RE_READ}\n" + "\n".join(lines) if lines else ""
+
+    return summarize_before_keep(work, context, extra=files_read_again)
 
 
 def environment(settings: Settings) -> str:

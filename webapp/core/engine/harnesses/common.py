@@ -1,5 +1,6 @@
 """What the harnesses' levels share: a summary in the product's frame (one summarizer call,
-billed), its commit to the work under way, clearing a tool result, and KEEP rules' helpers.
+billed), its commit to the work under way, the whole history before KEEP summarized, clearing a
+tool result, and KEEP rules' helpers.
 
 Two rules of the playground hold for every product: a tool call and its results are compacted
 together or not at all (a KEEP rule never starts on a tool result: `before_results`), and a
@@ -8,6 +9,8 @@ pinned message stays, with what it cannot be sent without, right after the summa
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ..compaction import Context, Work
 from ..history import TOOL_RESULT_ROLES, Block
@@ -55,6 +58,20 @@ def summary(
     message = {"role": role, "content": result.text + extra}
     block = context.block(template, message, id=f"s{context.summaries_made + 1}", state="summary", replaces=replaced)
     return block, result
+
+
+def summarize_before_keep(work: Work, context: Context, role: str = "user", extra: Callable[[list[Block]], str] | None = None) -> bool:
+    """Everything before KEEP becomes one summary of `role`, followed by the text `extra` writes
+    of what it folds, then the pinned messages, then KEEP (Claude Code's summary, Anthropic's
+    compaction block); False when nothing may be folded."""
+    history = work.history
+    start = context.keep_start(history)
+    folded, staying = split_pinned(history, 0, start, context)
+    if not folded:
+        return False
+    new, result = summary(context, folded, previous_summary(history[:start]), history[start:], role=role, extra=extra(folded) if extra else "")
+    commit(work, context, [new, *staying, *history[start:]], folded, new, result)
+    return True
 
 
 def commit(work: Work, context: Context, history: list[Block], folded: list[Block], new: Block, *results: SummaryResult) -> None:

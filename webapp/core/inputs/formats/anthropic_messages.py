@@ -9,6 +9,7 @@ from typing import Any
 
 from ...i18n import N_
 from .common import BUILTIN_TOOLS_LEFT_OUT, Check, Format, FormatError, Imported, Message, function_tools, said
+from .content_parts import text_part, typed_parts
 
 # Said on every page of an Anthropic transcript, next to the counter's name.
 NO_CLAUDE_TOKENIZER = N_(
@@ -97,11 +98,9 @@ def _anthropic_system(check: Check, system: Any) -> str | list:
         return system
     parts = []
     if check.array(system, "system", "a string or a list of text blocks"):
-        for index, block in enumerate(system):
-            where = f"system[{index}]"
-            if check.object(block, where, "a text block") and check.one_of(block.get("type"), ("text",), f"{where}.type"):
-                if check.string(block.get("text"), f"{where}.text"):
-                    parts.append({"type": "text", "text": block["text"]})
+        for block, where in typed_parts(check, system, "system", ("text",), "a text block"):
+            if text := text_part(check, block, where):
+                parts.append(text)
     return parts
 
 
@@ -122,13 +121,10 @@ def user_blocks(check: Check, blocks: list, at: str, counts: dict[str, int]) -> 
     results: list[Message] = []
     parts: list[dict] = []
     moved: list[dict] = []
-    for position, block in enumerate(blocks):
-        where = f"{at}.content[{position}]"
-        if not check.object(block, where, "a content block object") or not check.one_of(block.get("type"), ANTHROPIC_USER_BLOCKS, f"{where}.type"):
-            continue
+    for block, where in typed_parts(check, blocks, f"{at}.content", ANTHROPIC_USER_BLOCKS, "a content block object"):
         if block["type"] == "text":
-            if check.string(block.get("text"), f"{where}.text"):
-                parts.append({"type": "text", "text": block["text"]})
+            if text := text_part(check, block, where):
+                parts.append(text)
         elif block["type"] == "image":
             image = _anthropic_image(check, block, where)
             if image:
@@ -147,13 +143,10 @@ def _tool_result_text(check: Check, content: Any, where: str, moved: list[dict])
         return content or ""
     parts = []
     if check.array(content, f"{where}.content", "a string or a list of text and image blocks"):
-        for position, block in enumerate(content):
-            at = f"{where}.content[{position}]"
-            if not check.object(block, at, "a content block object") or not check.one_of(block.get("type"), ("text", "image"), f"{at}.type"):
-                continue
+        for block, at in typed_parts(check, content, f"{where}.content", ("text", "image"), "a content block object"):
             if block["type"] == "text":
-                if check.string(block.get("text"), f"{at}.text"):
-                    parts.append({"type": "text", "text": block["text"]})
+                if text := text_part(check, block, at):
+                    parts.append(text)
             elif image := _anthropic_image(check, block, at):
                 moved.append(image)
     return parts
@@ -162,13 +155,10 @@ def _tool_result_text(check: Check, content: Any, where: str, moved: list[dict])
 def assistant_blocks(check: Check, blocks: list, at: str, counts: dict[str, int]) -> list[Message]:
     parts: list[dict] = []
     calls: list[dict] = []
-    for position, block in enumerate(blocks):
-        where = f"{at}.content[{position}]"
-        if not check.object(block, where, "a content block object") or not check.one_of(block.get("type"), ANTHROPIC_ASSISTANT_BLOCKS, f"{where}.type"):
-            continue
+    for block, where in typed_parts(check, blocks, f"{at}.content", ANTHROPIC_ASSISTANT_BLOCKS, "a content block object"):
         if block["type"] == "text":
-            if check.string(block.get("text"), f"{where}.text"):
-                parts.append({"type": "text", "text": block["text"]})
+            if text := text_part(check, block, where):
+                parts.append(text)
         elif block["type"] in ("thinking", "redacted_thinking"):
             counts["thinking"] += 1
         elif (

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...i18n import N_
 from .common import Check, Format, FormatError, Imported, Message, Problems, check_functions, check_tools, kind, relocate, show
+from .content_parts import typed_parts
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 # The content parts the chat-completions API accepts, by role.
@@ -81,8 +82,8 @@ def _check_message(check: Check, message: Any, at: str) -> None:
         elif role != "assistant":
             check.add(f"{at}.content", "required field is missing")
     elif isinstance(content, list):
-        for position, part in enumerate(content):
-            _check_part(check, part, PARTS_BY_ROLE[role], f"{at}.content[{position}]")
+        for part, where in typed_parts(check, content, f"{at}.content", PARTS_BY_ROLE[role], "a content part object"):
+            _check_part(check, part, where)
     elif not isinstance(content, str):
         check.add(f"{at}.content", f"expected a string or a list of content parts, got {kind(content)}")
     if "name" in message:
@@ -109,12 +110,9 @@ def _check_message(check: Check, message: Any, at: str) -> None:
             check.string(call.get("arguments"), f"{where}.arguments")
 
 
-def _check_part(check: Check, part: Any, accepted: tuple[str, ...], at: str) -> None:
-    if not check.object(part, at, "a content part object"):
-        return
-    part_type = part.get("type")
-    if not check.one_of(part_type, accepted, f"{at}.type"):
-        return
+def _check_part(check: Check, part: dict, at: str) -> None:
+    """The fields of a content part of an accepted type."""
+    part_type = part["type"]
     if part_type == "text":
         check.string(part.get("text"), f"{at}.text")
     elif part_type == "refusal":

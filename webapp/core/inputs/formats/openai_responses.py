@@ -9,6 +9,7 @@ from typing import Any
 
 from ...i18n import N_
 from .common import BUILTIN_TOOLS_LEFT_OUT, Check, Format, FormatError, Imported, Message, function_tools, said
+from .content_parts import text_part, typed_parts
 
 RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning")
 RESPONSES_ROLES = ("user", "assistant", "system", "developer")
@@ -107,10 +108,7 @@ def _responses_message(check: Check, item: dict, at: str) -> Message | None:
     if not check.array(content, f"{at}.content", "a string or a list of content parts"):
         return None
     parts = []
-    for position, part in enumerate(content):
-        where = f"{at}.content[{position}]"
-        if not check.object(part, where, "a content part object") or not check.one_of(part.get("type"), RESPONSES_PARTS, f"{where}.type"):
-            continue
+    for part, where in typed_parts(check, content, f"{at}.content", RESPONSES_PARTS, "a content part object"):
         if part["type"] == "refusal":
             if check.string(part.get("refusal"), f"{where}.refusal"):
                 parts.append({"type": "refusal", "refusal": part["refusal"]})
@@ -120,8 +118,8 @@ def _responses_message(check: Check, item: dict, at: str) -> Message | None:
                 if part.get("detail") is not None:
                     image["detail"] = part["detail"]
                 parts.append({"type": "image_url", "image_url": image})
-        elif check.string(part.get("text"), f"{where}.text"):
-            parts.append({"type": "text", "text": part["text"]})
+        elif text := text_part(check, part, where):
+            parts.append(text)
     return {"role": role, "content": parts}
 
 
@@ -132,15 +130,12 @@ def _responses_output(check: Check, output: Any, at: str, images: list[dict]) ->
     if not check.array(output, at, "a string or a list of input_text and input_image parts"):
         return None
     parts = []
-    for position, part in enumerate(output):
-        where = f"{at}[{position}]"
-        if not check.object(part, where, "a content part object") or not check.one_of(part.get("type"), ("input_text", "input_image"), f"{where}.type"):
-            continue
+    for part, where in typed_parts(check, output, at, ("input_text", "input_image"), "a content part object"):
         if part["type"] == "input_image":
             if check.string(part.get("image_url"), f"{where}.image_url", nonempty=True):
                 images.append({"type": "image_url", "image_url": {"url": part["image_url"]}})
-        elif check.string(part.get("text"), f"{where}.text"):
-            parts.append({"type": "text", "text": part["text"]})
+        elif text := text_part(check, part, where):
+            parts.append(text)
     return parts
 
 

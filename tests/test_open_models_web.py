@@ -1,0 +1,148 @@
+"""The open models' counters as a user meets them: without the open-models extra the playground
+works as before and says what the extra adds (the settings form, the 400, the command line);
+with it, a session that names an open model is counted with that model's counter, and says so."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from webapp.cli import main
+from webapp.core import counter_catalog
+from webapp.core.counter_catalog import BUILT_IN, FETCH, INSTALL, OPEN_NAMES, missing
+from webapp.core.inputs.transcripts import parse_transcript
+from webapp.core.settings import SettingsError, parse_settings
+
+EXTRA_MODULES = frozenset(module for counter in counter_catalog.OPEN_COUNTERS for module in counter.modules) - {"tiktoken"}
+INSTALLED = not any(missing(name) for name in OPEN_NAMES)
+needs_the_extra = pytest.mark.skipif(not INSTALLED, reason="needs the open-models extra and fetch-vocab")
+
+QWEN_SESSION = json.dumps({
+    "model": "qwen3:8b",
+    "messages": [
+        {"role": "system", "content": "You help with orders."},
+        {"role": "user", "content": "Where is order #4471?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_order", "arguments": {"q": "4471"}}}]},
+        {"role": "tool", "content": "Shipped on Monday.", "tool_name": "get_order"},
+        {"role": "assistant", "content": "It shipped on Monday."},
+        {"role": "user", "content": "Thanks!"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "get_order", "description": "Look an order up", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}],
+})
+
+
+@pytest.fixture
+def without_the_extra(monkeypatch):
+    """This installation as if the open-models extra were not installed."""
+    found = counter_catalog.find_spec
+    monkeypatch.setattr(counter_catalog, "find_spec", lambda name: None if name in EXTRA_MODULES else found(name))
+
+
+def words(response) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.get_data(as_text=True))))
+
+
+def counter_choices(response) -> list[str]:
+    select = re.search(r'<select id="f-counter".*?</select>', response.get_data(as_text=True), re.S).group(0)
+    return re.findall(r'<option value="([^"]+)"', select)
+
+
+def test_without_the_extra_a_settings_error_names_what_the_extra_adds(without_the_extra):
+    with pytest.raises(SettingsError) as refused:
+        parse_settings({"counter": "qwen3"})
+    assert "the open-models extra adds qwen3" in str(refused.value) and INSTALL in str(refused.value)
+    assert parse_settings({"counter": "o200k_base"}).counter == "o200k_base"
+
+
+def test_without_the_extra_the_page_answers_400_and_its_form_says_how_to_add_them(client, without_the_extra):
+    refused = client.get("/play/bike-shop?counter=gemma3")
+    assert refused.status_code == 400
+    assert "counter" in words(refused) and "the open-models extra adds" in words(refused) and INSTALL in words(refused)
+    page = client.get("/play/bike-shop?call=5")
+    assert page.status_code == 200
+    assert counter_choices(page) == list(BUILT_IN)
+    note = words(page)
+    assert "More counters, for open models: qwen3, qwen2.5, llama3" in note and INSTALL in note
+
+
+def test_an_unknown_counter_is_refused_with_the_counters_accepted(client):
+    refused = client.get("/play/bike-shop?counter=qwen9")
+    assert refused.status_code == 400 and "qwen9" in words(refused) and "o200k_base" in words(refused)
+
+
+def test_without_the_extra_the_command_line_says_what_to_install(without_the_extra, capsys):
+    assert main(["replay", "bike-shop", "--counter", "llama3"]) == 2
+    said = capsys.readouterr().err
+    assert "llama3" in said and INSTALL in said
+    assert main(["replay", "bike-shop", "--counter", "estimate"]) == 0
+
+
+def test_without_the_extra_a_qwen_session_says_which_counter_the_extra_would_use(without_the_extra):
+    scenario = parse_transcript(QWEN_SESSION, "qwen.json")
+    assert scenario.settings.counter == "estimate"
+    notes = [message % values for message, values in scenario.origin.notes]
+    assert any("qwen3:8b" in note and "qwen3" in note and INSTALL in note for note in notes), notes
+
+
+@needs_the_extra
+def test_a_session_that_names_an_open_model_is_counted_with_its_counter_and_says_so(client):
+    scenario = parse_transcript(QWEN_SESSION, "qwen.json")
+    assert scenario.settings.counter == "qwen3" and "counter" in scenario.origin.settings_from_file
+    link = client.post("/transcripts", data={"transcript": QWEN_SESSION}).headers["Location"]
+    page = client.get(link)
+    assert page.status_code == 200
+    assert "Counted with qwen3: the tokenizer and chat template of qwen3:8b" in words(page)
+    assert re.search(r'<option value="qwen3" selected>', page.get_data(as_text=True))
+
+
+@needs_the_extra
+def test_with_the_extra_the_form_offers_every_counter_and_a_block_is_counted_with_the_chosen_one(client):
+    page = client.get("/play/bike-shop?counter=mistral-tekken&call=3&block=m1")
+    assert page.status_code == 200
+    assert counter_choices(page) == [*BUILT_IN, *OPEN_NAMES]
+    table = re.search(r"<caption>Tokens under each counter</caption>.*?</table>", page.get_data(as_text=True), re.S).group(0)
+    assert "mistral-tekken" in table and "o200k_base" in table and "gemma3" not in table  # only the chosen open counter is loaded
+
+
+@needs_the_extra
+def test_a_missing_npm_vocabulary_is_asked_for_with_fetch_vocab(client, monkeypatch, tmp_path):
+    monkeypatch.setenv("COMPACTION_PLAYGROUND_VOCAB", str(tmp_path))  # nothing fetched there
+    assert missing("llama3") == FETCH and missing("qwen3") is None
+    refused = client.get("/play/bike-shop?counter=llama3")
+    assert refused.status_code == 400 and FETCH in words(refused)
+    assert "More counters, for open models: llama3, gemma3. Add them with: " + FETCH in words(client.get("/play/bike-shop"))
+
+
+@needs_the_extra
+def test_the_floor_says_how_much_of_it_is_the_chat_templates_own_text(client):
+    from webapp.core.counting.tokens import get_counter
+    from webapp.core.inputs.library import open_scenario
+
+    scenario = open_scenario("bike-shop")
+    for name in ("qwen3", "llama3"):
+        counter = get_counter(name)
+        own, floor = counter.template_tokens(scenario.prefix, scenario.tools), scenario.floor_units(counter)
+        assert 0 < own < floor
+        said = words(client.get(f"/play/bike-shop?counter={name}&call=3&block=floor"))
+        assert f"With {name}, {own:,} of the floor's {floor:,} tokens are the chat template's own text" in said
+    # Qwen 2.5's template writes a system prompt of its own when the chat has none: the template's.
+    assert get_counter("qwen2.5").template_tokens([], []) > get_counter("qwen3").template_tokens([], []) + 10
+    assert "chat template's own text" not in words(client.get("/play/bike-shop?counter=o200k_base&call=3&block=floor"))
+
+
+@pytest.mark.parametrize("model, counter", [
+    ("qwen3:8b", "qwen3"), ("qwen3-coder:30b", "qwen3"), ("openrouter/qwen/qwen3-235b-a22b", "qwen3"),
+    ("Qwen/Qwen2.5-Coder-32B-Instruct", "qwen2.5"), ("qwen3.5-9b", None),  # Qwen 3.5 has another vocabulary
+    ("meta-llama/Llama-3.1-8B-Instruct", "llama3"), ("llama3.2:3b", "llama3"), ("llama-4-maverick", None),
+    ("mistral:7b", "mistral-v3"), ("mistral-small-latest", "mistral-tekken"), ("open-mistral-nemo", "mistral-tekken"),
+    ("mistral-large-2411", "mistral-v7"), ("devstral-small-2505", "mistral-tekken"),
+    ("gemma3:27b", "gemma3"), ("google/gemma-3-27b-it", "gemma3"), ("gemma-4-31b", None),
+    ("deepseek-chat", "deepseek-v3"), ("deepseek-ai/DeepSeek-V3.1", "deepseek-v3"), ("gpt-4o", None), (None, None),
+])
+def test_a_model_name_finds_its_counter(model, counter):
+    from webapp.core.counting.open_models import model_counter
+
+    assert model_counter(model) == counter

@@ -1,0 +1,39 @@
+"""The parts of a chat message that every counter reads (OpenAI chat-completions JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+Message = dict[str, Any]
+
+
+def content_text(content: Any) -> str:
+    """The text a model reads in a message's content: a string, or the text (and refusal) parts of a list."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text") or part.get("refusal") or "") for part in content if isinstance(part, dict))
+    return str(content)
+
+
+def tool_call_texts(message: Message) -> list[tuple[str, str]]:
+    """(function name, arguments) of each tool call of an assistant message."""
+    calls = message.get("tool_calls") or []
+    out = []
+    for call in calls:
+        function = call.get("function") or {}
+        out.append((str(function.get("name", "")), str(function.get("arguments", ""))))
+    return out
+
+
+def call_names(messages: Iterable[Message]) -> dict[str, str]:
+    """Function name of each tool call id in these messages."""
+    names = {}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                names[str(call.get("id"))] = str(call["function"].get("name", ""))
+    return names

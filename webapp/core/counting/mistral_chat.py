@@ -1,0 +1,84 @@
+"""Mistral's chat format, written by Mistral's own encoder (`mistral-common`).
+
+Mistral publishes no Jinja template as the reference of its format: `mistral-common` builds the
+tokens of a request itself (`encode_chat_completion`).
+So the playground asks it directly, with the messages a chat template would read
+(chat_render.template_message) turned back into the OpenAI form it takes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .chat_render import TemplateRefused
+from .guarded import GuardedCount
+
+NOT_ID = re.compile(r"[^a-zA-Z0-9]")
+
+
+def mistral_id(call_id: str) -> str:
+    """A call id as Mistral's encoder accepts one: 9 letters and digits (its rule since v3): the
+    last nine letters and digits of the id's own (vLLM's truncate_tool_call_ids keeps the last
+    nine characters), padded with zeros when it has fewer."""
+    return NOT_ID.sub("", call_id)[-9:].rjust(9, "0")
+
+
+def _openai(message: dict) -> dict:
+    out = {"role": message["role"], "content": message["content"]}
+    if message.get("tool_calls"):
+        out["content"] = message["content"] or None
+        out["tool_calls"] = [
+            {
+                "id": mistral_id(call["id"]),
+                "type": "function",
+                "function": {
+                    "name": call["function"]["name"],
+                    "arguments": call["function"]["arguments"] if isinstance(call["function"]["arguments"], str)
+                    else json.dumps(call["function"]["arguments"], ensure_ascii=False),
+                },
+            }
+            for call in message["tool_calls"]
+        ]
+    if message["role"] == "tool":
+        out["tool_call_id"] = mistral_id(message.get("tool_call_id", ""))
+        out["name"] = message.get("name") or None
+    return out
+
+
+class MistralChat:
+    """The tokens of a request as Mistral's encoder writes them, from one of its vocabularies."""
+
+    closing: tuple[dict, ...] = ()
+
+    def __init__(self, path: str):
+        from mistral_common.protocol.instruct.validator import ValidationMode
+        from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+        self.tokenizer = MistralTokenizer.from_file(path, mode=ValidationMode.agnostic)
+        text = self.tokenizer.instruct_tokenizer.tokenizer
+        # Tekken is tiktoken inside (its `_model`), whose regex overflows on a long run of
+        # whitespace: a text alone is counted with the guard (guarded.py) there.
+        model = getattr(text, "_model", None)
+        self._guarded = GuardedCount(model) if model is not None and hasattr(model, "encode_ordinary") else None
+
+    def request(self, messages: list[dict], tools: list[dict] | None = None):
+        from mistral_common.protocol.instruct.request import ChatCompletionRequest
+
+        return ChatCompletionRequest.from_openai([_openai(m) for m in messages], tools or None)
+
+    def count(self, messages: list[dict], tools: list[dict] | None = None) -> int:
+        from mistral_common.exceptions import MistralCommonException
+        from pydantic import ValidationError
+
+        try:
+            return len(self.tokenizer.encode_chat_completion(self.request(messages, tools)).tokens)
+        except (MistralCommonException, ValidationError, ValueError) as refused:
+            # ValueError: tekken's regex overflowed (a long run of whitespace); the counter then
+            # counts the message's text alone, with the guard.
+            raise TemplateRefused(str(refused)) from None
+
+    def count_text(self, text: str) -> int:
+        if self._guarded is not None:
+            return self._guarded.ordinary(text)
+        return len(self.tokenizer.instruct_tokenizer.tokenizer.encode(text, bos=False, eos=False))
