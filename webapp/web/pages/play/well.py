@@ -60,6 +60,9 @@ class LevelLabels:
     caption: str = ""
     short: str = ""
     words: tuple[str, str, str] | None = None
+    # A line named by a setting (Ollama's num_ctx): its figure on the axis, in tokens, up to
+    # six characters wide ("32,768"), in a smaller type than a share ("80%").
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def draw(
 
     traces = [(trace, trace_labels(trace, _, tokens, locale)) for trace in well.traces]
     shares, named = level_shares(replay.settings)
-    axis = [(mark, LevelLabels(*axis_caption(mark, shares, _, tokens, named))) for mark in well.marks]
+    axis = [(mark, LevelLabels(*axis_caption(mark, shares, _, tokens, named), named=mark.kind in named)) for mark in well.marks]
     zoom = [(mark, zoom_labels(mark, tokens(well.zoom.factor), shares, _, tokens, named)) for mark in well.zoom.marks] if well.zoom else []
     return well, WellLabels({shape.id: block_labels(shape) for shape in well.shapes}, traces, axis, zoom)
 
@@ -169,8 +172,9 @@ def axis_caption(
     """A level as its two axis lines: the figure, and what it is (a line: its share, and its
     tokens; a line that is a setting's tokens, `named`: its tokens, and the setting's name)."""
     figure = axis_figure(mark.tokens, tokens)
-    if mark.kind in named:
-        return figure, shares[mark.kind]
+    if mark.kind in named:  # the figure in the label's place: past six characters, in the short form (262K)
+        short = format_compact_decimal(mark.tokens, locale=str(get_locale()), fraction_digits=0) if mark.tokens >= 100_000 else figure
+        return short, shares[mark.kind]
     if mark.kind in shares:
         return shares[mark.kind], figure
     caption = {"model": _("model"), "window": _("window"), "zoom": _("zoom")}.get(mark.kind, "")
