@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from webapp.core.counter_catalog import missing
 from webapp.core.engine.calls import chat_counter, script_blocks
 from webapp.core.engine.history import TOOL_RESULT_ROLES
 from webapp.core.engine.replay import replay
@@ -237,6 +238,16 @@ def test_real_exchanges_are_read_and_each_call_carries_ollamas_prompt_eval_count
     # holds (the unlogged part joins the floor: its chat template's tokens).
     assert all(abs(call.tokens - call.recorded.input_tokens) <= 0.11 * call.recorded.input_tokens for call in result.calls)
     assert result.calls[0].tokens == counts[0] or result.calls[0].counted > counts[0]
+
+
+@pytest.mark.skipif(any(missing(name) for name in ("qwen2.5", "mistral-v3")), reason="needs the open-models extra")
+@pytest.mark.parametrize(("name", "counter", "counts"), [("qwen2.5vl-3b", "qwen2.5", (44, 63)), ("mistral-7b-instruct", "mistral-v3", (37, 70))])
+def test_the_models_own_counter_finds_ollamas_count_again(name, counter, counts):
+    """Ollama counted these requests 44 and 63, 37 and 71: the open models' counters, alone
+    (not built on the recorded counts), give 44 and 63, 37 and 70."""
+    scenario = parse_transcript(exchanges(f"ollama-bash-lib-{name}-chat.jsonl"), "s")
+    result = replay(scenario, parse_settings({"counter": counter}, scenario.settings))
+    assert tuple(call.counted for call in result.calls) == counts
 
 
 def test_streamed_exchanges_add_up_their_chunks_pair_the_tool_call_and_set_num_ctx():
