@@ -112,8 +112,8 @@ def test_a_line_drawn_for_a_bigger_window_than_the_models_is_pinned_above_the_ch
 
 
 def test_a_long_list_of_names_wraps_into_lines_that_fit_the_label_area():
-    comparison = compare(open_scenario("real-window"))  # every strategy sends the same requests
-    [series] = request_chart(comparison, 6).series
+    comparison = compare(open_scenario("real-window"))  # every strategy but Ollama's (at num_ctx 4,096) sends the same requests
+    series = max(request_chart(comparison, 6).series, key=lambda series: len(series.lines))
     assert ", ".join(series.lines).replace(",,", ",") == series.names
     assert len(series.lines) > 1 and all(len(line) <= 25 for line in series.lines)
 

@@ -141,6 +141,7 @@ def test_each_harness_has_its_products_configuration_as_code(name):
         "openhands-summarizing": "max_size=100",
         "openhands-masking": "attention_window=100",
         "langchain-summarization": 'keep=("messages", 20)',
+        "ollama": "export OLLAMA_CONTEXT_LENGTH=4096",
     }
     assert keys[name] in snippet.code
 

@@ -25,7 +25,7 @@ def first(calls, predicate):
 
 def test_every_scenario_loads_with_lesson_facts_and_narration():
     assert LIBRARY.errors == []
-    expected = ["bike-shop", "real-window", "tool-pairs", "receipt", "summary-forgets", "reply-room", "chars-lie", "long-haul", "coding-agent", "workshop-manuals", "harnesses"]
+    expected = ["bike-shop", "real-window", "tool-pairs", "receipt", "summary-forgets", "reply-room", "chars-lie", "long-haul", "coding-agent", "workshop-manuals", "harnesses", "local-model"]
     assert list(LIBRARY.scenarios) == expected  # the home page's order, from each file's `order`
     for scenario in LIBRARY.scenarios.values():
         assert scenario.facts, scenario.id

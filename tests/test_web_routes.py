@@ -364,7 +364,7 @@ BAD = [
     ("/play/bike-shop?speed=9", 400, "speed: got &#39;9&#39;"),
     ("/play/bike-shop?lang=xx", 400, "lang: got &#39;xx&#39;"),
     ("/play/bike-shop?play=maybe", 400, "play: got &#39;maybe&#39;"),
-    ("/play/nope", 404, "No scenario is named &#39;nope&#39;. Scenarios: bike-shop, real-window, tool-pairs, receipt, summary-forgets, reply-room, chars-lie, long-haul, coding-agent, workshop-manuals, harnesses."),
+    ("/play/nope", 404, "No scenario is named &#39;nope&#39;. Scenarios: bike-shop, real-window, tool-pairs, receipt, summary-forgets, reply-room, chars-lie, long-haul, coding-agent, workshop-manuals, harnesses, local-model."),
     ("/play/Bike_Shop", 404, "lowercase letters, digits and dashes"),
     ("/play/..%2F..%2Fetc%2Fpasswd", 404, "There is no page at this address."),
     ("/play/..", 404, "No scenario is named &#39;..&#39;"),

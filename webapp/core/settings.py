@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from .counter_catalog import BUILT_IN, COUNTER_NAMES, INSTALL, OPEN, OPEN_NAMES, missing, not_installed, runnable
 from .i18n import N_
-from .triggers import CLAUDE_CODE_OUTPUT_RESERVE, STRATEGY_NAMES, TRIGGERS
+from .triggers import CLAUDE_CODE_OUTPUT_RESERVE, OLLAMA_DEFAULT_NUM_CTX, OLLAMA_NUM_CTX_BY_MEMORY, STRATEGY_NAMES, TRIGGERS
 
 # What KEEP counts: user requests (the seed's keep_recent_turns), tool results, or turns (an
 # assistant reply and the tool results that answer it). One request with a hundred tool calls
@@ -28,12 +28,21 @@ PIN = re.compile(r"^-?m[1-9][0-9]{0,6}$")
 # URL can cost"): 50 pins and 10 tools are far more than a lesson or a session needs.
 MOST_PINS = 50
 MOST_EXCLUDED_TOOLS = 10
+# The num_ctx Ollama picks by the GPU memory it finds (triggers.py), smallest first, offered in the
+# form with the memory each assumes.
+NUM_CTX_CHOICES = tuple(
+    zip(
+        (tokens for _memory, tokens in reversed(OLLAMA_NUM_CTX_BY_MEMORY)),
+        (N_("Ollama's default under 24 GiB of GPU memory"), N_("Ollama's default from 24 to 48 GiB"), N_("Ollama's default from 48 GiB")),
+    )
+)
 
 
 def offered(label: str, **extra: Any) -> dict[str, Any]:
     """Field metadata that puts a setting in the settings form (web/settings_form.py), under
     `label` (marked for translation), with `extra` where the form's input differs from what
-    the field's type and bounds say (`low`: the smallest value the input offers)."""
+    the field's type and bounds say (`low`: the smallest value the input offers; `suggest`:
+    values the input proposes, each with its words, marked for translation)."""
     return {"form": {"label": label, **extra}}
 
 
@@ -123,6 +132,16 @@ class Settings(BaseModel):
         description="claude-code: the output Claude Code reserves for the model, in tokens; its line is the window less this and a 13,000-token buffer",
         json_schema_extra=offered(N_("Claude Code's output reserve (tokens)")),
     )
+    num_ctx: int = Field(
+        OLLAMA_DEFAULT_NUM_CTX,
+        ge=4,
+        le=10_000_000,
+        description=(
+            "ollama: the context Ollama runs the model at (num_ctx), in tokens; past it Ollama drops the oldest "
+            "messages. Its default depends on the GPU memory: 4096 under 24 GiB, 32768 from 24, 262144 from 48"
+        ),
+        json_schema_extra=offered(N_("Ollama's num_ctx (tokens)"), suggest=NUM_CTX_CHOICES),
+    )
     pin: str = Field(
         "",
         max_length=MOST_PINS * 10,  # ids of at most 9 characters (-m1234567), and their commas
@@ -196,20 +215,37 @@ class Settings(BaseModel):
     @property
     def limit(self) -> float:
         """The red line: a request above it is compacted. A product that only lets its line be
-        lowered (Codex, Claude Code) compacts at its own default when set higher."""
+        lowered (Codex, Claude Code) compacts at its own default when set higher; one whose line
+        is a setting's tokens (Ollama's num_ctx) compacts there, whatever the threshold."""
+        trigger = TRIGGERS[self.strategy]
+        if trigger is not None and trigger.line_setting:
+            return float(trigger.line_tokens(self.window, self))
         return self.window * self.effective_threshold
 
     @property
     def effective_threshold(self) -> float:
         trigger = TRIGGERS[self.strategy]
+        if trigger is not None and trigger.line_setting:
+            return trigger.share_of(self.window, self) or self.threshold
         if trigger is not None and trigger.lower_only:
             return min(self.threshold, trigger.share_of(self.window, self) or self.threshold)
         return self.threshold
 
     @property
-    def real_window(self) -> int:
-        """What the provider accepts: a request above it is rejected."""
+    def own_window(self) -> int:
+        """The model's own window, whatever the strategy: what a comparison of strategies draws
+        them against (the real window under Ollama is its num_ctx, the strategy's)."""
         return self.model_window or self.window
+
+    @property
+    def real_window(self) -> int:
+        """What the model reads: a request above it is rejected, or cut. Under a server that runs
+        the model at a context of its own (Ollama's num_ctx), that context, at most the model's
+        window."""
+        trigger = TRIGGERS[self.strategy]
+        if trigger is not None and trigger.line_setting:
+            return trigger.line_tokens(self.window, self)
+        return self.own_window
 
 
 def _comma_list(value: str, item: re.Pattern, problem: str, most: int) -> str:
@@ -286,8 +322,8 @@ def accepted(field: str) -> str:
     return message % values
 
 
-# The settings a product's line is drawn from (a Trigger's `reserve_setting`).
-LINE_SETTINGS = frozenset(trigger.reserve_setting for trigger in TRIGGERS.values() if trigger and trigger.reserve_setting)
+# The settings a product's line is drawn from (a Trigger's `reserve_setting` or `line_setting`).
+LINE_SETTINGS = frozenset(name for trigger in TRIGGERS.values() if trigger for name in (trigger.reserve_setting, trigger.line_setting) if name)
 
 
 def starting_point(base: Settings, strategy: str, window: int, line_from: Mapping[str, Any] | None = None) -> Settings:

@@ -40,6 +40,10 @@ class Trigger:
     # sent, and acts from the line up (Gemini CLI's lastPromptTokenCount: the new messages
     # join the history after the check).
     last_request: bool = False
+    # The setting whose tokens are the line itself, whatever the threshold: the context the
+    # server runs the model at, past which it drops messages (Ollama's num_ctx). The model sees
+    # no more than that, so it is also the window the model really has (Settings.real_window).
+    line_setting: str = ""
 
     def reserved(self, settings: object) -> int | None:
         """The tokens the product keeps free below the window with `settings` (None: its line
@@ -48,12 +52,19 @@ class Trigger:
             return None
         return self.reserve + (getattr(settings, self.reserve_setting) if self.reserve_setting else 0)
 
+    def line_tokens(self, window: int, settings: object) -> int:
+        """The line in tokens of a `line_setting` trigger: the setting, at most the model's own
+        window (`model_window`, else `window`), as the server caps it."""
+        return min(getattr(settings, self.line_setting), settings.model_window or window)  # type: ignore[attr-defined]
+
     def share_of(self, window: int, settings: object) -> float | None:
         """The product's default line as a share of `window` with `settings` (None: it has no
         default), kept inside what the line accepts (above 0, at most the window)."""
         if self.share is not None:
             return self.share
-        if self.tokens is not None:
+        if self.line_setting:
+            value = self.line_tokens(window, settings) / window
+        elif self.tokens is not None:
             value = self.tokens / window
         elif self.reserve is not None:
             value = (window - self.reserved(settings)) / window
@@ -76,6 +87,14 @@ CLAUDE_CODE_OUTPUT_RESERVE = 20_000
 CLAUDE_CODE_OLD_OUTPUT_RESERVE = 32_000
 CLAUDE_CODE_AUTOCOMPACT_BUFFER = 13_000
 
+# The context Ollama runs a model at when neither the request, the Modelfile nor
+# OLLAMA_CONTEXT_LENGTH sets num_ctx, by the GPU memory the server finds at start (the sum of
+# every GPU's, less OLLAMA_GPU_OVERHEAD): server/routes.go, Serve(), in ollama/ollama v0.32.15
+# (since v0.15.5; 4,096 for every machine from v0.6.7, 2,048 before). It tests 47 and 23 GiB
+# "to account for small differences" from 48 and 24. Cited in engine/harnesses/ollama.py.
+OLLAMA_NUM_CTX_BY_MEMORY = ((47, 262_144), (23, 32_768), (0, 4_096))  # (at least this many GiB, num_ctx)
+OLLAMA_DEFAULT_NUM_CTX = 4_096  # what the playground assumes: a machine with under 24 GiB of GPU memory
+
 # Every strategy by name, in the order the pages list them, with its product's default line;
 # None: the settings' own line (the textbook strategies, and a product with no default). Each
 # product's trigger is cited in its module, engine/harnesses/<name>.py (`Citation("trigger", ...)`).
@@ -95,5 +114,6 @@ TRIGGERS: dict[str, Trigger | None] = {
     "openhands-summarizing": Trigger(share=1.0, messages=100),
     "openhands-masking": Trigger(every_call=True),
     "langchain-summarization": None,
+    "ollama": Trigger(line_setting="num_ctx"),
 }
 STRATEGY_NAMES = tuple(TRIGGERS)

@@ -40,6 +40,8 @@ class Input:
     max_length: int = 0
     hint: str = ""
     note: str = ""  # said under the input (its id: the input's, + "-note")
+    # Values a number input proposes (a datalist), each with its words.
+    suggestions: tuple[tuple[str, str], ...] = ()
 
 
 def settings_inputs(settings: Settings, prefix: str, labels: dict[str, str] | None = None, hints: dict[str, str] | None = None,
@@ -72,9 +74,13 @@ def _input(name: str, value, prefix: str, label: str | None, hint: str, counter_
     if field.annotation is str:
         return Input(kind="text", value=text, max_length=bound["max_length"], **common)
     whole = field.annotation is int
-    low = field.json_schema_extra["form"].get("low", bound.get("ge", bound.get("gt")))
+    form = field.json_schema_extra["form"]
+    low = form.get("low", bound.get("ge", bound.get("gt")))
     high = bound.get("le", bound.get("lt"))
-    return Input(kind="number", value=text, low=url_text(low), high=url_text(high), step="1" if whole else "any", whole=whole, **common)
+    suggestions = tuple((url_text(each), _(words)) for each, words in form.get("suggest", ()))
+    return Input(
+        kind="number", value=text, low=url_text(low), high=url_text(high), step="1" if whole else "any", whole=whole, suggestions=suggestions, **common
+    )
 
 
 def _counters_to_add() -> str:

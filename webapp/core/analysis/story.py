@@ -34,7 +34,7 @@ def facts_state(result: Replay, number: int) -> FactsState | None:
 # The settings that size the requests. A narration whose conditions read nothing of the replay
 # states the figures of the scenario's own settings: with another window, line or KEEP (or other
 # pins) the page shows other figures, and the generated story, which reads them, tells the call.
-SIZING = ("window", "model_window", "threshold", "keep", "keep_unit", "alert", "target")
+SIZING = ("window", "model_window", "threshold", "keep", "keep_unit", "alert", "target", "num_ctx")
 
 
 def as_written(result: Replay) -> bool:

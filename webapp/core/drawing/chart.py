@@ -170,7 +170,7 @@ def request_chart(
     gap = TALL_LABEL_GAP if any(ord(char) >= 0x2E80 for each in names for char in each) else LABEL_GAP
     labels = sum(len(wrap_names([name(c) for c in group])) for group in groups) + (1 if recorded else 0)
     peak = max([column.peak_tokens for column in comparison.columns] + [recorded.peak_tokens if recorded else 0])
-    top_tokens = nice_top(max(peak, settings.real_window) * 1.08)
+    top_tokens = nice_top(max(peak, settings.own_window) * 1.08)
     plot = plot_frame(width, height, label_width, labels, gap, len(f"{top_tokens:,}"))
     left, right, top, bottom = plot.left, plot.right, plot.top, plot.bottom
     count = comparison.call_count
@@ -193,7 +193,7 @@ def request_chart(
         series.append(_series(style, keys, names, points, bottom))
     series = spread_labels(series, top + 4, bottom, gap)
     recorded_series = series.pop() if recorded else None
-    rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.real_window, "window"), (settings.limit, "line"))))
+    rules = _rules(*(Rule(max(top, y_of(tokens)), tokens, kind, tokens > top_tokens) for tokens, kind in ((settings.own_window, "window"), (settings.limit, "line"))))
     step = token_step(top_tokens / 5)
     y_ticks = tuple(Tick(y_of(value), value) for value in range(0, top_tokens + 1, step))
     call_step = max(1, -(-count // 12))
@@ -341,7 +341,7 @@ def small_well(comparison: Comparison, column: Column, call: int, width: int = 5
     a glance. Bricks above the top of the picture are cut at it."""
     settings = comparison.settings
     peak = max((c.peak_tokens for c in comparison.columns), default=0)
-    window = settings.real_window
+    window = settings.own_window
     scale_top = min(max(window, peak), window * (1 + HEADROOM))
     top, bottom = 4.0, float(height - 2)
 

@@ -63,7 +63,7 @@ def axis_marks(settings: Settings, rim_y: float, threshold_y: float, real_rim_y:
     """The true well's levels, labelled on the axis: the rim, the red line, the bottom, the
     model's real window (when the compactor was told another) and the manual's lines."""
     marks = [Mark("window", settings.window, rim_y), Mark("line", settings.limit, threshold_y), Mark("zero", 0, bottom_y)]
-    if real_rim_y is not None:
+    if real_rim_y is not None and settings.real_window != settings.limit:  # Ollama's num_ctx is both: one label
         marks.append(Mark("model", settings.real_window, real_rim_y))
     marks += [Mark(kind, tokens, bottom_y - tokens * scale) for kind, tokens in manual_lines(settings).items()]
     return marks
@@ -111,7 +111,7 @@ def zoom_view(
     for trace in traces:  # a trace lies on the top of the block under it (or of the floor)
         under = next(shape for shape in shapes if math.isclose(shape.y, trace.y, abs_tol=1e-6))
         trace.zoom_y = under.zoom_y
-    real_window_marked = settings.real_window != settings.window
+    real_window_marked = settings.real_window not in (settings.window, settings.limit)
     inside = [Mark("zoom", spans, zoom_top)] + [
         Mark(kind, tokens, bottom_y - tokens * label_scale)
         for kind, tokens in levels.items()

@@ -285,8 +285,8 @@ class Strategy:
     name: str
     description: str  # marked for translation; the web layer says it in the page's language
     levels: tuple[Level, ...] = ()
-    # It may separate a tool call from its results, on purpose: a comparison never recommends
-    # it, even on a chat where its requests happened to stay valid.
+    # It may separate a tool call from its results, on purpose or as its product does (Ollama):
+    # a comparison never recommends it, even on a chat where its requests happened to stay valid.
     breaks_pairs: bool = False
     # The manual's budget by layer: it keeps long-term memory whole, and the page shows the
     # layers' strip whatever the chat holds.

@@ -24,6 +24,14 @@ LOOP = N_(
     "above the line (%(line)s). The system prompt and tools (%(floor)s tokens) and what this harness keeps "
     "(%(kept)s tokens) are more than its line: raise the window or lower what it keeps."
 )
+BEYOND = N_(
+    "From call %(call)s even what Ollama always sends, the system messages and the latest message (with "
+    "the tool call it answers), %(after)s tokens, passes num_ctx (%(line)s tokens): Ollama sends it anyway, "
+    "and its runner keeps only the prompt's first tokens and about its last half (context shift), or "
+    "refuses the request (400) where context shift is off."
+)
+# The pitfalls said once a replay too, by kind, at the first call each is found.
+SAID_ONCE = {"loop": LOOP, "beyond": BEYOND}
 TRIGGER_LOWERED = N_(
     "The line is set at %(asked)s%% of the window, but this harness only lets its line be lowered: it "
     "compacts at %(allowed)s%% (%(tokens)s tokens)."
@@ -41,8 +49,14 @@ RESERVE_ABOVE_WINDOW = N_(
     "holds: its line is at the very bottom, and it compacts at every call."
 )
 
+SERVER_CONTEXT_BELOW = N_(
+    "Ollama runs the model at num_ctx = %(num_ctx)s tokens, below the %(window)s-token window the agent "
+    "believes it has: past it, Ollama silently leaves out the oldest messages. Its default is 4,096 under "
+    "24 GiB of GPU memory, 32,768 from 24 GiB, 262,144 from 48 GiB."
+)
+
 # The notices about a product's trigger, which the comparison repeats in each harness's column.
-TRIGGER_MESSAGES = frozenset({TRIGGER_LOWERED, TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW, RESERVE_ABOVE_WINDOW})
+TRIGGER_MESSAGES = frozenset({TRIGGER_LOWERED, TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW, RESERVE_ABOVE_WINDOW, SERVER_CONTEXT_BELOW})
 # Those that mean the product would not run this way at all: never the comparison's advice.
 REFUSED_LINES = frozenset({TRIGGER_TOO_LOW, TRIGGER_ABOVE_WINDOW})
 
@@ -55,9 +69,12 @@ def call_pitfalls(compaction: Compaction | None, context: Context) -> list[dict[
     line = round(context.settings.limit)
     if compaction.rejected:
         found.append({"kind": "refused", "tokens": compaction.tokens_before})
+    server_cut = bool(context.strategy.trigger and context.strategy.trigger.line_setting)
+    if server_cut and compaction.tokens_after > line:  # the server's context, which nothing it leaves out makes room in
+        found.append({"kind": "beyond", "after": compaction.tokens_after, "line": line})
     if not compaction.changed:
         return found
-    if compaction.tokens_after > line:
+    if compaction.tokens_after > line and not server_cut:
         floor = round(context.counter.block_tokens(context.floor_units))
         found.append({"kind": "loop", "after": compaction.tokens_after, "line": line, "floor": floor, "kept": compaction.tokens_after - floor})
     if compaction.tokens_after > compaction.tokens_before:  # the summary outweighs what it replaced
@@ -89,4 +106,6 @@ def trigger_notices(settings: Settings) -> list[tuple[str, dict[str, int]]]:
         notices.append((TRIGGER_ABOVE_WINDOW, {"trigger": trigger.tokens, "window": settings.window}))
     if reserved is not None and reserved >= settings.window and settings.threshold == default:
         notices.append((RESERVE_ABOVE_WINDOW, {"reserve": reserved, "window": settings.window}))
+    if trigger.line_setting and getattr(settings, trigger.line_setting) < settings.window:
+        notices.append((SERVER_CONTEXT_BELOW, {"num_ctx": getattr(settings, trigger.line_setting), "window": settings.window}))
     return notices

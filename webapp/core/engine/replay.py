@@ -20,7 +20,7 @@ from .calls import Call, Event, PinStatus, Replay, chat_counter, chat_floor, scr
 from .compaction import Compaction, Context
 from .fact_watch import FactWatch
 from .provider_count import ProviderCount
-from .pitfalls import LOOP, call_pitfalls, trigger_notices
+from .pitfalls import SAID_ONCE, call_pitfalls, trigger_notices
 from .recorded import Calibration, recorded_compactions, recorded_usage
 from .strategies import compact
 from .strategy_catalog import STRATEGIES
@@ -369,9 +369,10 @@ class _Loop:
             self.summarizer_output += compaction.summarizer_output
         for pitfall in call_pitfalls(compaction, self.context):
             events.append(Event("pitfall", number, pitfall))
-            if pitfall["kind"] == "loop" and "loop" not in self.said:
-                self.said.add("loop")
-                self.notices.append((LOOP, {"call": number, **{k: v for k, v in pitfall.items() if k != "kind"}}))
+            kind = pitfall["kind"]
+            if kind in SAID_ONCE and kind not in self.said:
+                self.said.add(kind)
+                self.notices.append((SAID_ONCE[kind], {"call": number, **{k: v for k, v in pitfall.items() if k != "kind"}}))
         return compaction
 
     def _reply(self, reply: Block | None, number: int, events: list[Event], provider_tokens: int | None) -> tuple[int, bool]:

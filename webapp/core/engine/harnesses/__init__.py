@@ -6,7 +6,7 @@ the translations of its description; docs/design.md shows it."""
 
 from __future__ import annotations
 
-from . import anthropic_compaction, claude_code, codex_cli, gemini_cli, langchain_summarization, openhands_masking, openhands_summarizing
+from . import anthropic_compaction, claude_code, codex_cli, gemini_cli, langchain_summarization, ollama, openhands_masking, openhands_summarizing
 from ..compaction import Strategy
 
 HARNESSES: tuple[Strategy, ...] = (
@@ -17,4 +17,5 @@ HARNESSES: tuple[Strategy, ...] = (
     openhands_summarizing.HARNESS,
     openhands_masking.HARNESS,
     langchain_summarization.HARNESS,
+    ollama.HARNESS,
 )

@@ -111,7 +111,8 @@ def before_results(history: list[Block], index: int) -> int:
 
 def last_turn(history: list[Block], context: Context) -> int:
     """KEEP at the turn under way (the last request, or the last reply and the results of its
-    calls), so the model goes on from where it was: Claude Code's and Anthropic's compaction."""
+    calls), so the model goes on from where it was: Claude Code's and Anthropic's compaction, and
+    Ollama's, which always sends the latest message."""
     if not history:
         return 0
     return before_results(history, len(history) - 1)

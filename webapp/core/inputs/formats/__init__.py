@@ -21,8 +21,8 @@ from typing import Any
 from ...i18n import N_
 
 from . import (
-    aider, anthropic_messages, claude_code, cline, codex, gemini_api, gemini_cli, langchain, ollama, openai_chat, openai_responses, openhands,
-    recorded, swe_agent, vercel_ai,
+    aider, anthropic_messages, claude_code, cline, codex, gemini_api, gemini_cli, langchain, ollama, ollama_exchanges, openai_chat,
+    openai_responses, openhands, recorded, swe_agent, vercel_ai,
 )
 from .common import Format, FormatError, Imported, PlainText, show
 from .unread_keys import parse_reading
@@ -31,7 +31,8 @@ __all__ = ["FORMATS", "Format", "FormatError", "Imported", "detect", "format_nam
 
 # The recorder's own runs first (marked by "recorded_by"), then the agents' own files: their
 # marks are narrow (JSON Lines envelopes, a session's ids, an event's action/observation). OpenHands before SWE-agent, whose test is "history"; Cline
-# and Ollama before Anthropic and chat completions, whose messages theirs look like; LangChain
+# and Ollama before Anthropic and chat completions, whose messages theirs look like (its logged
+# exchanges, a list of requests and responses, before its lone request body); LangChain
 # (a type, no role) and the Vercel AI SDK (tool-call parts) likewise. Chat
 # completions last: it takes any list of messages. Responses before SWE-agent: a list holding
 # both formats' marks is Responses items (an object with both "input" and "history" is a
@@ -45,6 +46,7 @@ FORMATS: tuple[Format, ...] = (
     openhands.FORMAT,
     aider.FORMAT,
     cline.FORMAT,
+    ollama_exchanges.FORMAT,
     ollama.FORMAT,
     langchain.FORMAT,
     vercel_ai.FORMAT,

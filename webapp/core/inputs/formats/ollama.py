@@ -1,7 +1,8 @@
 """Ollama /api/chat request bodies: {"model", "messages", "tools", "stream", "options"}. Tool
 calls carry their arguments as an object and no id; a tool result names at most its tool
 (`tool_name`), so calls and results are paired in order; a null where a field is optional is
-accepted (docs/transcripts.md, from Ollama's docs/api.md)."""
+accepted (docs/transcripts.md, from Ollama's docs/api.md). `options.num_ctx`, the context Ollama
+runs the model at, is the `ollama` strategy's setting."""
 
 from __future__ import annotations
 
@@ -111,7 +112,17 @@ def _read_ollama(raw: dict) -> Imported:
         raise FormatError(check.problems)
     counts["paired"] = made
     model = raw.get("model") if isinstance(raw.get("model"), str) else None
-    return Imported("ollama", messages, tools, "tools", origins, said(counts, NOTES), model=model)
+    num_ctx = num_ctx_of(raw)
+    settings = {"num_ctx": num_ctx} if num_ctx else {}
+    return Imported("ollama", messages, tools, "tools", origins, said(counts, NOTES), model=model, harness_settings=settings)
+
+
+def num_ctx_of(request: dict) -> int | None:
+    """The context a request asks Ollama to run at (`options.num_ctx`), when it is a number the
+    `num_ctx` setting takes (Ollama raises one under 4 to 4)."""
+    options = request.get("options") if isinstance(request.get("options"), dict) else {}
+    value = options.get("num_ctx")
+    return value if type(value) is int and 4 <= value <= 10_000_000 else None
 
 
 FORMAT = Format("ollama", N_("Ollama /api/chat body"), _is_ollama, _read_ollama, reads_keys=frozenset(("message", "done", "messages", "options", "keep_alive", "format", "think", "tools", "model")), shape='an /api/chat request with "messages" and Ollama fields such as "options" or "keep_alive", or its response with "message" and "done"')

@@ -131,21 +131,29 @@ def _read_history(api: str, history: list, places: list[str], first: dict[str, t
     own = {"tools": first.get("tools", (None, "tools"))[1]}
     if system_field:
         own[system_field] = first.get("system", (None, system_field))[1]
+    return read_rebuilt("recorded", READERS[api], body, field, places, own)
+
+
+def read_rebuilt(name: str, reader: Format, body: dict[str, Any], field: str, places: list[str], own: dict[str, str]) -> Imported:
+    """A request body rebuilt from a log of calls, read by `reader` as format `name`: its history
+    under `field`, each item found at `places[i]` in the log, its other keys at `own[key]`; every
+    place a problem or an origin names is the log's (`messages[3].content` of the body is
+    `calls[2].new[0].content` of a recorded run)."""
 
     def place(where: str) -> str:
-        """`messages[3].content` of the rebuilt body as `calls[2].new[0].content`."""
         head, bracket, rest = where.partition("[")
         number, _, tail = rest.partition("]")
         if head == field and bracket and number.isdigit() and int(number) < len(places):
             return places[int(number)] + tail
-        name = where.split(".", 1)[0].split("[", 1)[0]
-        return own[name] + where[len(name):] if name in own else where
+        key = where.split(".", 1)[0].split("[", 1)[0]
+        return own[key] + where[len(key):] if own.get(key) else where
 
     try:
-        imported = READERS[api].read(body)
+        imported = reader.read(body)
     except FormatError as error:
         raise FormatError([(place(where), what) for where, what in error.problems]) from None
-    return Imported("recorded", imported.messages, imported.tools, imported.tools_field, [place(origin) for origin in imported.origins], imported.notes)
+    imported.format, imported.origins = name, [place(origin) for origin in imported.origins]
+    return imported
 
 
 FORMAT = Format("recorded", N_("Run recorded by compaction-playground record"), _is_recorded, _read_recorded, reads_keys=frozenset(("recorded_by", "calls")), shape='an object with "recorded_by" and "calls"')

@@ -59,6 +59,11 @@ def pitfall_text(d: dict) -> str:
             "still %(after)s tokens after compacting, above the line (%(line)s): the floor (%(floor)s) and what it keeps (%(kept)s) make it compact again at the next call",
             after=n(d["after"]), line=n(d["line"]), floor=n(d["floor"]), kept=n(d["kept"]),
         )
+    if kind == "beyond":
+        return _(
+            "even the system messages and the latest message (%(after)s tokens) pass num_ctx (%(line)s): Ollama sends them anyway and its runner cuts the prompt's middle",
+            after=n(d["after"]), line=n(d["line"]),
+        )
     if kind == "small":
         return _("this compaction saved only %(saved)s tokens of %(before)s (%(percent)s%%)", saved=n(d["saved"]), before=n(d["before"]), percent=d["percent"])
     if kind == "grew":

@@ -18,6 +18,8 @@ from flask_babel import get_locale, get_translations
 from ....core.engine.history import Block
 from ....core.i18n import N_
 from ....core.model import LAYER_WORDS, MANUAL_KEYS
+from ....core.settings import Settings
+from ....core.triggers import TRIGGERS
 from ....core.engine.calls import Replay
 from ....core.drawing.block_versions import tool_names
 from ....core.drawing.well import layout
@@ -46,6 +48,7 @@ class BlockLabels:
 class TraceLabels:
     label: str  # "3 dropped"
     note: str  # the label's second line: the tokens they held
+    note_short: str = ""  # the same in a narrow column: "3.1K so far"
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ class LevelLabels:
     caption: str = ""
     short: str = ""
     words: tuple[str, str, str] | None = None
+    # A line named by a setting (Ollama's num_ctx): its figure on the axis, in tokens, up to
+    # six characters wide ("32,768"), in a smaller type than a share ("80%").
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,24 +120,38 @@ def draw(
             note_short=note_short,
         )
 
-    # Every message dropped at a trace so far, not only at this call's compaction (the
-    # narration's): said on the note line, since the label's line has no room to spare on a phone.
-    traces = [
-        (trace, TraceLabels(_("%(count)d dropped") % {"count": len(trace.ids)}, _("%(tokens)s tokens, so far") % {"tokens": tokens(trace.tokens)}))
-        for trace in well.traces
-    ]
-    settings = replay.settings
-    # The lines as shares of the window: the red line, and the alert and target when set.
-    shares = {"line": percent(settings.threshold, 1), "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}
-    axis = [(mark, LevelLabels(*axis_caption(mark, shares, _, tokens))) for mark in well.marks]
-    zoom = [(mark, zoom_labels(mark, tokens(well.zoom.factor), shares, _, tokens)) for mark in well.zoom.marks] if well.zoom else []
+    traces = [(trace, trace_labels(trace, _, tokens, locale)) for trace in well.traces]
+    shares, named = level_shares(replay.settings)
+    axis = [(mark, LevelLabels(*axis_caption(mark, shares, _, tokens, named), named=mark.kind in named)) for mark in well.marks]
+    zoom = [(mark, zoom_labels(mark, tokens(well.zoom.factor), shares, _, tokens, named)) for mark in well.zoom.marks] if well.zoom else []
     return well, WellWords({shape.id: block_labels(shape) for shape in well.shapes}, traces, axis, zoom)
 
 
-def zoom_labels(mark: Mark, factor: str, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> LevelLabels:
+def trace_labels(trace: Trace, _: Callable[[str], str], tokens: Callable[[float], str], locale: str) -> TraceLabels:
+    """Every message dropped at a trace so far, not only at this call's compaction (the
+    narration's): said on the note line, since the label's line has no room to spare on a phone."""
+    return TraceLabels(
+        _("%(count)d dropped") % {"count": len(trace.ids)},
+        _("%(tokens)s tokens, so far") % {"tokens": tokens(trace.tokens)},
+        _("%(tokens)s so far") % {"tokens": short_figure(trace.tokens, locale, tokens)},
+    )
+
+
+def level_shares(settings: Settings) -> tuple[dict[str, str], frozenset[str]]:
+    """The lines as shares of the window: the red line, and the alert and target when set; and
+    the lines named by a setting instead (Ollama's red line is num_ctx's tokens)."""
+    trigger = TRIGGERS[settings.strategy]
+    named = frozenset({"line"}) if trigger and trigger.line_setting else frozenset()
+    line = trigger.line_setting if named else percent(settings.effective_threshold, 1)
+    return {"line": line, "alert": percent(settings.alert, 1), "target": percent(settings.target, 1)}, named
+
+
+def zoom_labels(
+    mark: Mark, factor: str, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str], named: frozenset[str] = frozenset()
+) -> LevelLabels:
     """A level inside the zoomed view: its line among the block labels, and a phone's."""
     label = zoom_mark_label(mark, factor, shares, _, tokens)
-    figure, caption = axis_caption(mark, shares, _, tokens)
+    figure, caption = axis_caption(mark, shares, _, tokens, named)
     short = _("zoom ×%(factor)s") % {"factor": factor} if mark.kind == "zoom" else f"{caption} {figure}"
     return LevelLabels(label, short=short, words=split_label(label, short))
 
@@ -146,10 +166,15 @@ def split_label(label: str, short: str) -> tuple[str, str, str] | None:
     return None
 
 
-def axis_caption(mark: Mark, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str]) -> tuple[str, str]:
+def axis_caption(
+    mark: Mark, shares: dict[str, str], _: Callable[[str], str], tokens: Callable[[float], str], named: frozenset[str] = frozenset()
+) -> tuple[str, str]:
     """A level as its two axis lines: the figure, and what it is (a line: its share, and its
-    tokens)."""
+    tokens; a line that is a setting's tokens, `named`: its tokens, and the setting's name)."""
     figure = axis_figure(mark.tokens, tokens)
+    if mark.kind in named:  # the figure in the label's place: past six characters, in the short form (262K)
+        short = format_compact_decimal(mark.tokens, locale=str(get_locale()), fraction_digits=0) if mark.tokens >= 100_000 else figure
+        return short, shares[mark.kind]
     if mark.kind in shares:
         return shares[mark.kind], figure
     caption = {"model": _("model"), "window": _("window"), "zoom": _("zoom")}.get(mark.kind, "")
