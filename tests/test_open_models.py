@@ -109,9 +109,10 @@ def allowed(name: str, messages: list[dict]) -> int:
 
 @st.composite
 def chats(draw, max_requests=3):
-    """A request as an agent sends it: a system prompt (or none), tools (or none), requests with
-    tool turns (parallel calls, results of every size), ending on a request or a result."""
-    messages = [{"role": "system", "content": draw(TEXT)}] if draw(st.booleans()) else []
+    """A request as an agent sends it: a system prompt (none, one, or two in a row, as a lesson's
+    prompt and memory), tools (or none), requests with tool turns (parallel calls, results of
+    every size), ending on a request or a result."""
+    messages = [{"role": "system", "content": draw(TEXT)} for _ in range(draw(st.integers(0, 2)))]
     for number in range(draw(st.integers(1, max_requests))):
         messages += draw(exchanges(number))
     if messages[-1]["role"] == "assistant":
@@ -142,11 +143,13 @@ def test_the_units_of_the_messages_add_up_to_the_templates_count(name, chat):
 
 @pytest.mark.parametrize("name", OPEN_NAMES)
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(scenario=scenarios(max_requests=5), strategy=st.sampled_from(["truncate", "drop", "truncate-drop"]), window=st.integers(2000, 12000))
-def test_every_call_of_a_replay_counts_as_the_template_counts_its_request(name, scenario, strategy, window):
+@given(scenario=scenarios(max_requests=5), strategy=st.sampled_from(["truncate", "drop", "truncate-drop"]), window=st.integers(2000, 12000), memory=st.booleans())
+def test_every_call_of_a_replay_counts_as_the_template_counts_its_request(name, scenario, strategy, window, memory):
     """Before compaction and after it (results cut, exchanges dropped), each call's tokens are
-    the template's count of the request the call sends."""
-    scenario = replace(scenario, tools=TOOLS)
+    the template's count of the request the call sends; with a prefix of one system message or
+    two (the prompt, then memory, as the workshop's lesson has them)."""
+    prefix = (*scenario.prefix, *([{"role": "system", "content": "<memory>Ada, order #4471.</memory>"}] if memory else []))
+    scenario = replace(scenario, tools=TOOLS, prefix=prefix)
     result = replay(scenario, scenario.settings.model_copy(update={"counter": name, "strategy": strategy, "window": window}))
     counter = open_counter(name)
     for call in result.calls:
@@ -218,3 +221,54 @@ def test_a_million_spaces_are_counted_not_a_crash(name):
     text = counter.chat.count_text(message["content"])
     assert 1000 < text <= counter.measure(message) <= text + 20  # the text, and at most its turn's header
     assert counter.count_request([message]) >= counter.measure(message)
+
+
+# -- what a template refuses as it is --------------------------------------------------------
+
+def test_gemma_reads_two_system_messages_in_a_row_as_ollama_joins_them():
+    """Gemma's template takes one system message; Ollama (template/template.go, collate) joins
+    every system message with a blank line, and so does the playground for the leading ones."""
+    counter = open_counter("gemma3")
+    prompt, memory = {"role": "system", "content": "You help."}, {"role": "system", "content": "<memory>Ada.</memory>"}
+    joined = {"role": "system", "content": "You help.\n\n<memory>Ada.</memory>"}
+    assert counter.measure_floor([prompt, memory], TOOLS) == counter.measure_floor([joined], TOOLS)
+    request = [prompt, memory, {"role": "user", "content": "Hi"}]
+    assert counter.count_request(request, TOOLS) == counter.count_request([joined, request[-1]], TOOLS)
+
+
+@pytest.mark.parametrize("name", OPEN_NAMES)
+def test_a_floor_the_template_refuses_is_counted_from_its_text_as_a_refused_message_is(name):
+    """Gemma's template wants the user to speak first: an assistant's greeting in the floor is
+    refused there, and the floor is then its text and its tools' JSON, the least the model would
+    read, as for a message the template refuses (every counter: none may fail on it)."""
+    counter = open_counter(name)
+    prefix = [{"role": "system", "content": "You help."}, {"role": "assistant", "content": "Hello! What bike is it?"}]
+    words = sum(counter.text_tokens(template_message(m, {}), trimmed=False) for m in prefix)
+    definitions = sum(counter.chat.count_text(json.dumps(tool, ensure_ascii=False)) for tool in TOOLS)
+    assert counter.measure_floor(prefix, TOOLS) >= words + definitions
+    assert counter.template_tokens(prefix, TOOLS) >= 0
+
+
+MISTRAL = [name for name in OPEN_NAMES if name.startswith("mistral")]
+
+
+def tool_chat(tool_name: str, parameters: dict | None = None) -> tuple[list[dict], list[dict]]:
+    """A chat that defines a tool of that name, calls it and reads its result."""
+    tools = [{"type": "function", "function": {"name": tool_name, "parameters": parameters or {"type": "object", "properties": {}}}}]
+    messages = [
+        {"role": "system", "content": "You search."},
+        {"role": "user", "content": "Find the fork's recall."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": tool_name, "arguments": '{"q": "fork"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Recall 2024-17: forks of bikes 10 to 14."},
+    ]
+    return messages, tools
+
+
+@pytest.mark.parametrize("name", MISTRAL)
+def test_a_tool_mistral_refuses_makes_the_floor_its_text_not_an_error(name):
+    """A definition Mistral's encoder refuses for another reason (a schema that is not JSON
+    Schema) leaves the floor counted from its text, as a refused message is."""
+    messages, tools = tool_chat("search", {"type": "objekt"})
+    counter = open_counter(name)
+    assert counter.measure_floor(messages[:1], tools) >= counter.definitions_tokens(template_tools(tools))
+    assert counter.count_request(messages, tools) > 0

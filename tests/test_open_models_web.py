@@ -146,3 +146,54 @@ def test_a_model_name_finds_its_counter(model, counter):
     from webapp.core.counting.open_models import model_counter
 
     assert model_counter(model) == counter
+
+
+# -- chats a template refuses as they are: a page, never a 500 ----------------------------------
+
+def ollama_body(model: str, *messages: dict, **fields) -> str:
+    return json.dumps({"model": model, "options": {"num_ctx": 8192}, "messages": list(messages), **fields})
+
+
+SYSTEM = {"role": "system", "content": "You answer the workshop's mechanics."}
+MEMORY = {"role": "system", "content": "<memory>The fork of bike 12 is under recall.</memory>"}
+EXCHANGE = ({"role": "user", "content": "Can bike 12 go home?"}, {"role": "assistant", "content": "Not with that fork."}, {"role": "user", "content": "Why?"})
+
+
+@needs_the_extra
+@pytest.mark.parametrize("page", ["/play/workshop-manuals?counter=gemma3", "/compare/workshop-manuals?counter=gemma3"])
+def test_a_lesson_whose_prefix_is_two_system_messages_is_counted_with_gemma(client, page):
+    """Gemma's template takes one system message; the workshop's lesson has its prompt and its
+    memory: joined, as Ollama joins them."""
+    assert client.get(page).status_code == 200
+
+
+@needs_the_extra
+def test_the_command_line_replays_a_lesson_of_two_system_messages_with_gemma(capsys):
+    assert main(["replay", "workshop-manuals", "--counter", "gemma3"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@needs_the_extra
+def test_a_pasted_gemma_session_with_two_system_messages_is_counted_with_gemma(client):
+    link = client.post("/transcripts", data={"transcript": ollama_body("gemma3:4b", SYSTEM, MEMORY, *EXCHANGE)}).headers["Location"]
+    page = client.get(link)
+    assert page.status_code == 200 and "Counted with gemma3" in words(page)
+
+
+@needs_the_extra
+def test_a_floor_the_template_refuses_is_counted_from_its_text(client):
+    """An assistant's greeting before the first request: Gemma's template wants the user first,
+    so the floor is counted as a refused message is, from its text."""
+    greeting = {"role": "assistant", "content": "Hello, mechanic. What bike is on the stand?"}
+    link = client.post("/transcripts", data={"transcript": ollama_body("gemma3:4b", SYSTEM, greeting, *EXCHANGE)}).headers["Location"]
+    assert client.get(link).status_code == 200
+    assert client.get(link.replace("/play/", "/compare/")).status_code == 200
+
+
+@needs_the_extra
+@pytest.mark.parametrize("tool_name", ["web.search", "web search", "t" * 65])
+def test_a_pasted_chat_with_a_tool_name_mistral_refuses_is_counted_with_mistral(client, tool_name):
+    body = {"messages": [SYSTEM, *EXCHANGE], "tools": [{"type": "function", "function": {"name": tool_name, "parameters": {"type": "object"}}}]}
+    link = client.post("/transcripts", data={"transcript": json.dumps(body)}).headers["Location"]
+    for counter in ("mistral-tekken", "mistral-v3"):
+        assert client.get(f"{link}?counter={counter}").status_code == 200

@@ -132,9 +132,15 @@ def shaped(messages: list[dict], shape: Shape) -> list[dict]:
     joined: list[dict] = []
     for message in messages:
         role = {"tool": "user"}.get(message["role"], message["role"])
-        # Trimmed, as Gemma's template trims a turn: a joined turn reads as its parts would.
-        text = (_calls_text(message) if role == "assistant" else message["content"]).strip()
-        if joined and joined[-1]["role"] == role and role != "system":
+        text = _calls_text(message) if role == "assistant" else message["content"]
+        # Trimmed, as Gemma's template trims a turn, so that a joined turn reads as its parts
+        # would; not the system prompt, which it writes as it is.
+        text = text if role == "system" else text.strip()
+        # Consecutive messages of one role are one turn, joined by a blank line: the system
+        # prompts too (a lesson's prompt and memory), which Gemma's template takes only one of.
+        # Ollama does the same for every model (template/template.go, collate, v0.33.0-rc2);
+        # transformers and vLLM refuse such a chat for Gemma.
+        if joined and joined[-1]["role"] == role:
             joined[-1] = {"role": role, "content": "\n\n".join(part for part in (joined[-1]["content"], text) if part)}
         else:
             joined.append({"role": role, "content": text})
