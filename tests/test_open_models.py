@@ -265,6 +265,25 @@ def tool_chat(tool_name: str, parameters: dict | None = None) -> tuple[list[dict
 
 
 @pytest.mark.parametrize("name", MISTRAL)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tool_name=st.one_of(st.text(min_size=1, max_size=90), st.sampled_from(["web.search", "web search", "mcp__github__" + "x" * 60])))
+def test_any_tool_name_is_counted_on_mistral_as_the_name_its_encoder_accepts(name, tool_name):
+    """Mistral's encoder takes only names of letters, digits, _ and - up to 64 (MCP tools are
+    `server.tool`): a name is counted as its nearest such name, in the floor and in every call."""
+    from webapp.core.counting.mistral_chat import mistral_name
+
+    counter = open_counter(name)
+    messages, tools = tool_chat(tool_name)
+    renamed, renamed_tools = tool_chat(mistral_name(tool_name))
+    names = call_names(renamed)
+    counter.chat.count([template_message(m, names) for m in renamed], template_tools(renamed_tools))  # not refused
+    assert counter.count_request(messages, tools) == counter.count_request(renamed, renamed_tools)
+    twin = counter.with_call_names(call_names(messages))
+    units = twin.measure_floor(messages[:1], tools) + sum(twin.measure(m) for m in messages[1:])
+    assert abs(units - counter.count_request(messages, tools)) <= allowed(name, messages)
+
+
+@pytest.mark.parametrize("name", MISTRAL)
 def test_a_tool_mistral_refuses_makes_the_floor_its_text_not_an_error(name):
     """A definition Mistral's encoder refuses for another reason (a schema that is not JSON
     Schema) leaves the floor counted from its text, as a refused message is."""
