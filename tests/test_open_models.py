@@ -291,3 +291,41 @@ def test_a_tool_mistral_refuses_makes_the_floor_its_text_not_an_error(name):
     counter = open_counter(name)
     assert counter.measure_floor(messages[:1], tools) >= counter.definitions_tokens(template_tools(tools))
     assert counter.count_request(messages, tools) > 0
+
+
+def deep_call(depth: int) -> list[dict]:
+    arguments = "[" * depth + "]" * depth
+    return [
+        {"role": "user", "content": "Store this."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "pay", "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "stored"},
+        {"role": "user", "content": "Thanks."},
+    ]
+
+
+@pytest.mark.parametrize("name", OPEN_NAMES)
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(depth=st.one_of(st.integers(1, 1200), st.sampled_from([63, 64, 65, 5000])))
+def test_arguments_nested_at_any_depth_are_counted_never_a_crash(name, depth):
+    """A call's arguments nested 5,000 deep overflowed Python's JSON reader; nested past what a
+    transcript may hold (64 levels), they are counted as their text, and never below it."""
+    messages = deep_call(depth)
+    counter = open_counter(name).with_call_names(call_names(messages))
+    converted = template_message(messages[1], counter.call_names)
+    assert isinstance(converted["tool_calls"][0]["function"]["arguments"], str) == (depth > 64)
+    assert counter.measure(messages[1]) >= counter.text_tokens(converted)
+    assert counter.count_request(messages, TOOLS) >= counter.measure(messages[1])
+
+
+@pytest.mark.parametrize("name", JINJA)
+def test_a_value_too_deep_for_the_templates_json_writer_is_a_refusal_not_a_crash(name):
+    """The renderer's guard: whatever a template cannot write (here a tool definition nested
+    5,000 deep, which no transcript may hold) is the template refusing the chat, which the
+    counter then counts from the text."""
+    from webapp.core.counting.chat_render import TemplateRefused
+
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(TemplateRefused):
+        open_counter(name).chat.render([{"role": "user", "content": "Hi"}], [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "deep": deep}}}])

@@ -197,3 +197,12 @@ def test_a_pasted_chat_with_a_tool_name_mistral_refuses_is_counted_with_mistral(
     link = client.post("/transcripts", data={"transcript": json.dumps(body)}).headers["Location"]
     for counter in ("mistral-tekken", "mistral-v3"):
         assert client.get(f"{link}?counter={counter}").status_code == 200
+
+
+@needs_the_extra
+def test_a_pasted_call_whose_arguments_nest_5000_deep_is_counted_by_every_open_counter(client):
+    deep = "[" * 5000 + "]" * 5000
+    body = {"messages": [SYSTEM, EXCHANGE[0], {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": deep}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "ok"}, EXCHANGE[2]]}
+    link = client.post("/transcripts", data={"transcript": json.dumps(body)}).headers["Location"]
+    assert {name: client.get(f"{link}?counter={name}").status_code for name in OPEN_NAMES} == dict.fromkeys(OPEN_NAMES, 200)

@@ -89,9 +89,10 @@ class MistralChat:
 
         try:
             return len(self.tokenizer.encode_chat_completion(self.request(messages, tools)).tokens)
-        except (MistralCommonException, ValidationError, ValueError) as refused:
+        except (MistralCommonException, ValidationError, ValueError, RecursionError) as refused:
             # ValueError: tekken's regex overflowed (a long run of whitespace); the counter then
-            # counts the message's text alone, with the guard.
+            # counts the message's text alone, with the guard. RecursionError: a tool's schema
+            # nested too deep for the encoder's JSON writer.
             raise TemplateRefused(str(refused)) from None
 
     def count_text(self, text: str) -> int:
