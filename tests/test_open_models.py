@@ -329,3 +329,20 @@ def test_a_value_too_deep_for_the_templates_json_writer_is_a_refusal_not_a_crash
         deep = [deep]
     with pytest.raises(TemplateRefused):
         open_counter(name).chat.render([{"role": "user", "content": "Hi"}], [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "deep": deep}}}])
+
+
+def test_a_pypi_vocabulary_that_is_not_the_pinned_file_names_its_counter_and_the_extra(monkeypatch, tmp_path):
+    """Qwen's .tiktoken file, changed in place: the error names the counter and the command
+    that reinstalls it (tiktoken's own hash check named neither)."""
+    from webapp.core.counter_catalog import INSTALL, VocabularyError
+    from webapp.core.counting import open_models
+
+    (tmp_path / "qwen.tiktoken").write_text("not the vocabulary")
+    monkeypatch.setattr(open_models, "package_path", lambda package, *parts: tmp_path / parts[-1])
+    open_counter.cache_clear()
+    try:
+        with pytest.raises(VocabularyError) as wrong:
+            open_counter("qwen3").measure({"role": "user", "content": "Hi"})
+        assert wrong.value.counter == "qwen3" and wrong.value.remedy == INSTALL and "not the pinned file" in str(wrong.value)
+    finally:
+        open_counter.cache_clear()

@@ -206,3 +206,44 @@ def test_a_pasted_call_whose_arguments_nest_5000_deep_is_counted_by_every_open_c
                          {"role": "tool", "tool_call_id": "c1", "content": "ok"}, EXCHANGE[2]]}
     link = client.post("/transcripts", data={"transcript": json.dumps(body)}).headers["Location"]
     assert {name: client.get(f"{link}?counter={name}").status_code for name in OPEN_NAMES} == dict.fromkeys(OPEN_NAMES, 200)
+
+
+# -- a vocabulary there but wrong ---------------------------------------------------------------
+
+@pytest.fixture
+def wrong_llama_vocabulary(monkeypatch, tmp_path):
+    """COMPACTION_PLAYGROUND_VOCAB at a copy of the fetched vocabularies whose Llama 3
+    tokenizer.json is `{}`: present (the form offers llama3) but not the pinned file; the
+    counter is loaded afresh, as a new worker would."""
+    from webapp.core.counter_catalog import NPM_FILES, vocab_dir
+    from webapp.core.counting.open_models import open_counter
+
+    for files in NPM_FILES:
+        (tmp_path / files.folder).mkdir()
+        for name, _sha in files.sha256:
+            (tmp_path / files.folder / name).write_bytes((vocab_dir() / files.folder / name).read_bytes())
+    (tmp_path / "llama3_1" / "tokenizer.json").write_text("{}")
+    monkeypatch.setenv("COMPACTION_PLAYGROUND_VOCAB", str(tmp_path))
+    open_counter.cache_clear()
+    yield
+    open_counter.cache_clear()
+
+
+@needs_the_extra
+def test_a_wrong_vocabulary_is_a_503_naming_the_counter_and_the_command_that_mends_it(client, wrong_llama_vocabulary):
+    assert "llama3" in counter_choices(client.get("/play/bike-shop"))  # the file is there: offered
+    for page in ("/play/bike-shop?counter=llama3", "/compare/bike-shop?counter=llama3"):
+        refused = client.get(page)
+        assert refused.status_code == 503
+        assert "The llama3 counter cannot run on this server" in words(refused) and FETCH in words(refused)
+        assert "tokenizer.json" not in words(refused)  # the file's path is for the log
+    french = client.get("/play/bike-shop?counter=llama3&lang=fr")
+    assert french.status_code == 503 and "Le compteur llama3" in words(french) and FETCH in words(french)
+    assert client.get("/play/bike-shop?counter=qwen3").status_code == 200  # the other counters still work
+
+
+@needs_the_extra
+def test_a_wrong_vocabulary_is_one_line_and_status_2_on_the_command_line(wrong_llama_vocabulary, capsys):
+    assert main(["replay", "bike-shop", "--counter", "llama3"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "llama3" in said and "not the pinned file" in said and FETCH in said

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .core.analysis.layers import layer_use, request_layers
+from .core.counter_catalog import VocabularyError
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
 from .core.analysis.pricing import Pricing, parse_pricing
@@ -148,7 +149,7 @@ def _run(argv: list[str] | None) -> int:
         if args.command == "compare":
             return _compare(args, scenario, settings, replays)
         result = replays.get(scenario, settings)
-    except (ScenarioError, SettingsError, SummarizerError) as error:
+    except (ScenarioError, SettingsError, SummarizerError, VocabularyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.json:

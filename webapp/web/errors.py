@@ -11,6 +11,7 @@ from flask_babel import format_number
 from flask_babel import gettext as _
 from werkzeug.exceptions import HTTPException
 
+from ..core.counter_catalog import VocabularyError
 from ..core.engine.remote_summarizer import SummarizerError
 from ..core.inputs.store_faults import StoreUnreachable
 from .htmx import page_or_block
@@ -21,6 +22,7 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(StateError, lambda error: error_page(error.status, error.problems))
     app.register_error_handler(SummarizerError, summarizer_failed)
     app.register_error_handler(StoreUnreachable, store_unreachable)
+    app.register_error_handler(VocabularyError, vocabulary_broken)
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(Exception, unexpected)
 
@@ -41,6 +43,19 @@ def store_unreachable(error: StoreUnreachable):
     ], title=_("Transcripts unavailable"))
     response.headers["Retry-After"] = str(error.retry_after)
     return response
+
+
+def vocabulary_broken(error: VocabularyError):
+    """An open model's counter asked for (the form offers it: its files are there) whose
+    vocabulary turns out missing or not the pinned file: 503, since the request is right and
+    the server's installation is not, and only whoever runs the server can mend it. The file's
+    path is for the operator's log, the command that mends it for the page."""
+    current_app.logger.error("vocabulary: %s", error)
+    return error_page(503, [
+        _("The %(counter)s counter cannot run on this server: its vocabulary is missing or is not the file this version of the playground pins.", counter=error.counter),
+        _("Whoever runs the server brings it back with: %(command)s", command=error.remedy),
+        _("Every other counter still works: pick another one in the settings."),
+    ], title=_("Counter unavailable"))
 
 
 def http_error(error: HTTPException):

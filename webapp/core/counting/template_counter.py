@@ -30,6 +30,7 @@ import json
 from collections.abc import Sequence
 from typing import Callable, Protocol
 
+from ..counter_catalog import VocabularyError
 from .chat_render import TemplateRefused, template_message, template_tools
 from .images import DEFAULT_RATE as GPT_4O_IMAGES, image_parts, image_tokens
 from .messages import Message, call_names
@@ -79,8 +80,14 @@ class TemplateCounter:
 
     @property
     def chat(self) -> Chat:
+        """The model's chat, loaded on first use; a vocabulary that is missing or not the pinned
+        file raises VocabularyError naming this counter (and is looked for again next time)."""
         if self._shared["chat"] is None:
-            self._shared["chat"] = self._shared["load"]()
+            try:
+                self._shared["chat"] = self._shared["load"]()
+            except VocabularyError as error:
+                error.counter = self.name
+                raise
         return self._shared["chat"]
 
     def _count(self, messages: list[dict]) -> int:
