@@ -141,6 +141,17 @@ def test_the_floor_says_how_much_of_it_is_the_chat_templates_own_text(client):
     ("mistral-large-2411", "mistral-v7"), ("devstral-small-2505", "mistral-tekken"),
     ("gemma3:27b", "gemma3"), ("google/gemma-3-27b-it", "gemma3"), ("gemma-4-31b", None),
     ("deepseek-chat", "deepseek-v3"), ("deepseek-ai/DeepSeek-V3.1", "deepseek-v3"), ("gpt-4o", None), (None, None),
+    # Mistral Small 3.x as Ollama tags it (tekken, docs/counting.md); the older API names
+    # mistral-common gives v1 or v2, and Mistral Medium 3, whose tokenizer is not published: none.
+    ("mistral-small3.1", "mistral-tekken"), ("mistral-small3.1:24b", "mistral-tekken"), ("mistral-small3.2:24b", "mistral-tekken"),
+    ("mistralai/Mistral-Small-3.1-24B-Instruct-2503", "mistral-tekken"), ("mistral-small-2402", None), ("mistral-large-2402", None),
+    ("mistral-medium-2505", None), ("mistral-medium-latest", None), ("mistral-tiny-2407", "mistral-v3"),
+    # DeepSeek-R1 itself, and its distills, which keep their base's vocabulary (Ollama's tags too).
+    ("deepseek-r1", "deepseek-v3"), ("deepseek-r1:671b", "deepseek-v3"), ("deepseek-ai/DeepSeek-R1-0528", "deepseek-v3"),
+    ("deepseek-r1:7b", "qwen2.5"), ("deepseek-r1:1.5b", "qwen2.5"), ("deepseek-r1:32b-qwen-distill-q4_K_M", "qwen2.5"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "qwen2.5"), ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "llama3"),
+    ("openrouter/deepseek/deepseek-r1-distill-llama-70b", "llama3"), ("deepseek-r1:70b", "llama3"),
+    ("deepseek-r1:8b-llama-distill-q4_K_M", "llama3"), ("deepseek-r1:8b", "qwen3"), ("deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", "qwen3"),
 ])
 def test_a_model_name_finds_its_counter(model, counter):
     from webapp.core.counting.open_models import model_counter
@@ -247,3 +258,14 @@ def test_a_wrong_vocabulary_is_one_line_and_status_2_on_the_command_line(wrong_l
     assert main(["replay", "bike-shop", "--counter", "llama3"]) == 2
     said = capsys.readouterr().err
     assert said.count("\n") == 1 and "llama3" in said and "not the pinned file" in said and FETCH in said
+
+
+@needs_the_extra
+@pytest.mark.parametrize("model, counter", [("Qwen/Qwen3-32B", "qwen3"), ("gemma3:4b", "gemma3"), ("meta-llama/Llama-3.3-70B-Instruct", "llama3")])
+def test_a_chat_completions_body_that_names_an_open_model_is_counted_with_its_counter(client, model, counter):
+    """The usual vLLM or OpenRouter request body: OpenAI's chat completions, its model in "model"."""
+    body = json.dumps({"model": model, "messages": [SYSTEM, *EXCHANGE]})
+    scenario = parse_transcript(body, "request.json")
+    assert scenario.origin.format == "openai-chat" and scenario.origin.model == model and scenario.settings.counter == counter
+    link = client.post("/transcripts", data={"transcript": body}).headers["Location"]
+    assert f"Counted with {counter}: the tokenizer and chat template of {model}" in words(client.get(link))
