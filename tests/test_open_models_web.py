@@ -39,6 +39,9 @@ def without_the_extra(monkeypatch):
     """This installation as if the open-models extra were not installed."""
     found = counter_catalog.find_spec
     monkeypatch.setattr(counter_catalog, "find_spec", lambda name: None if name in EXTRA_MODULES else found(name))
+    counter_catalog.forget_installed()  # what this process found installed is looked for once
+    yield
+    counter_catalog.forget_installed()
 
 
 def words(response) -> str:
@@ -269,3 +272,17 @@ def test_a_chat_completions_body_that_names_an_open_model_is_counted_with_its_co
     assert scenario.origin.format == "openai-chat" and scenario.origin.model == model and scenario.settings.counter == counter
     link = client.post("/transcripts", data={"transcript": body}).headers["Location"]
     assert f"Counted with {counter}: the tokenizer and chat template of {model}" in words(client.get(link))
+
+
+def test_what_is_installed_is_looked_for_once_per_process(client, monkeypatch):
+    """Every page's settings form lists the counters this installation runs: which ones is found
+    once (the extra's modules, the fetched vocabularies), not on every step."""
+    counter_catalog.forget_installed()
+    looked: list[str] = []
+    found = counter_catalog.find_spec
+    monkeypatch.setattr(counter_catalog, "find_spec", lambda name: looked.append(name) or found(name))
+    assert client.get("/play/bike-shop?call=2").status_code == 200
+    first = len(looked)
+    assert client.get("/play/bike-shop?call=3").status_code == 200 and client.get("/compare/bike-shop").status_code == 200
+    assert first > 0 and len(looked) == first
+    counter_catalog.forget_installed()
