@@ -37,9 +37,9 @@ from .messages import Message, call_names
 
 SHORT_USER = {"role": "user", "content": "Hi"}
 SHORT_REPLY = {"role": "assistant", "content": "Hello"}
-OTHER_CALL = "c00000000"
+OTHER_CALL = "c00000000"  # the id of the other call of a result's turn (9 letters and digits: Mistral's rule)
 REMEMBERED_TEXT = 2048  # characters of a message whose units are remembered by its content
-REMEMBERED_MESSAGES = 8192  # the id of the other call of a result's turn (9 letters and digits: Mistral's rule)
+REMEMBERED_MESSAGES = 8192  # short messages whose units are remembered, at most
 
 
 class Chat(Protocol):
