@@ -306,3 +306,19 @@ def test_what_is_installed_is_looked_for_once_per_process(client, monkeypatch):
     assert client.get("/play/bike-shop?call=3").status_code == 200 and client.get("/compare/bike-shop").status_code == 200
     assert first > 0 and len(looked) == first
     counter_catalog.forget_installed()
+
+
+def glossary_counter(client) -> str:
+    page = client.get("/glossary").get_data(as_text=True)
+    return html.unescape(re.sub(r"<[^>]+>", " ", re.search(r'<div id="counter">.*?</div>', page, re.S).group(0)))
+
+
+def test_the_glossary_names_the_open_models_counters_and_how_to_add_them(client, without_the_extra):
+    said = glossary_counter(client)
+    assert all(name in said for name in OPEN_NAMES) and "chat template" in said and INSTALL in said
+
+
+@needs_the_extra
+def test_the_glossary_names_the_open_models_counters_once_installed(client):
+    said = glossary_counter(client)
+    assert all(name in said for name in OPEN_NAMES) and INSTALL not in said and FETCH not in said
