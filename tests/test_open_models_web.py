@@ -271,9 +271,21 @@ def test_a_wrong_vocabulary_is_a_503_naming_the_counter_and_the_command_that_men
         assert refused.status_code == 503
         assert "The llama3 counter cannot run on this server" in words(refused) and FETCH in words(refused)
         assert "tokenizer.json" not in words(refused)  # the file's path is for the log
+        assert way_out(refused) == ("estimate", page.split("?")[0])  # the lesson's own counter
     french = client.get("/play/bike-shop?counter=llama3&lang=fr")
     assert french.status_code == 503 and "Le compteur llama3" in words(french) and FETCH in words(french)
     assert client.get("/play/bike-shop?counter=qwen3").status_code == 200  # the other counters still work
+    # A session of that model, counted with it by default: the way out is another counter.
+    link = client.post("/transcripts", data={"transcript": ollama_body("llama3.1:8b", SYSTEM, *EXCHANGE)}).headers["Location"]
+    refused = client.get(link)
+    assert refused.status_code == 503 and way_out(refused)[0] == "o200k_base"
+    assert client.get(way_out(refused)[1]).status_code == 200
+
+
+def way_out(page) -> tuple[str, str]:
+    """The error page's link to the same page under another counter: (the counter, the link)."""
+    found = re.search(r'href="([^"]+)" hx-boost="false">The same page, counted with ([\w.-]+) ', page.get_data(as_text=True))
+    return found.group(2), html.unescape(found.group(1))
 
 
 @needs_the_extra
