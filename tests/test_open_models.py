@@ -172,11 +172,19 @@ def test_the_template_adds_to_the_text_and_each_message_adds_at_least_its_text(n
     messages, tools = chat
     counter = open_counter(name)
     names = call_names([*messages, *more])
-    texts = [counter.text_tokens(template_message(m, names)) for m in messages]
+    texts = [words_read(counter, template_message(m, names)) for m in messages]
     assert counter.count_request(messages, tools) >= sum(texts)
     longer = [*messages, *more]
-    added = sum(counter.text_tokens(template_message(m, names)) for m in more)
+    added = sum(words_read(counter, template_message(m, names)) for m in more)
     assert counter.count_request(longer, tools) - counter.count_request(messages, tools) >= added
+
+
+def words_read(counter, message: dict) -> int:
+    """The tokens of the words of a message that its model reads: all of them, but Llama 3.1's
+    template writes only the call of an assistant message with a call, not the text beside it."""
+    if counter.name == "llama3" and message.get("tool_calls"):
+        message = {**message, "content": ""}
+    return counter.text_tokens(message)
 
 
 # -- the command line ----------------------------------------------------------------------------
