@@ -39,6 +39,9 @@ def without_the_extra(monkeypatch):
     """This installation as if the open-models extra were not installed."""
     found = counter_catalog.find_spec
     monkeypatch.setattr(counter_catalog, "find_spec", lambda name: None if name in EXTRA_MODULES else found(name))
+    counter_catalog.forget_installed()  # what this process found installed is looked for once
+    yield
+    counter_catalog.forget_installed()
 
 
 def words(response) -> str:
@@ -141,8 +144,193 @@ def test_the_floor_says_how_much_of_it_is_the_chat_templates_own_text(client):
     ("mistral-large-2411", "mistral-v7"), ("devstral-small-2505", "mistral-tekken"),
     ("gemma3:27b", "gemma3"), ("google/gemma-3-27b-it", "gemma3"), ("gemma-4-31b", None),
     ("deepseek-chat", "deepseek-v3"), ("deepseek-ai/DeepSeek-V3.1", "deepseek-v3"), ("gpt-4o", None), (None, None),
+    # Mistral Small 3.x as Ollama tags it (tekken, docs/counting.md); the older API names
+    # mistral-common gives v1 or v2, and Mistral Medium 3, whose tokenizer is not published: none.
+    ("mistral-small3.1", "mistral-tekken"), ("mistral-small3.1:24b", "mistral-tekken"), ("mistral-small3.2:24b", "mistral-tekken"),
+    ("mistralai/Mistral-Small-3.1-24B-Instruct-2503", "mistral-tekken"), ("mistral-small-2402", None), ("mistral-large-2402", None),
+    ("mistral-medium-2505", None), ("mistral-medium-latest", None), ("mistral-tiny-2407", "mistral-v3"),
+    # DeepSeek-R1 itself, and its distills, which keep their base's vocabulary (Ollama's tags too).
+    ("deepseek-r1", "deepseek-v3"), ("deepseek-r1:671b", "deepseek-v3"), ("deepseek-ai/DeepSeek-R1-0528", "deepseek-v3"),
+    ("deepseek-r1:7b", "qwen2.5"), ("deepseek-r1:1.5b", "qwen2.5"), ("deepseek-r1:32b-qwen-distill-q4_K_M", "qwen2.5"),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "qwen2.5"), ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "llama3"),
+    ("openrouter/deepseek/deepseek-r1-distill-llama-70b", "llama3"), ("deepseek-r1:70b", "llama3"),
+    ("deepseek-r1:8b-llama-distill-q4_K_M", "llama3"), ("deepseek-r1:8b", "qwen3"), ("deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", "qwen3"),
 ])
 def test_a_model_name_finds_its_counter(model, counter):
     from webapp.core.counting.open_models import model_counter
 
     assert model_counter(model) == counter
+
+
+# -- chats a template refuses as they are: a page, never a 500 ----------------------------------
+
+def ollama_body(model: str, *messages: dict, **fields) -> str:
+    return json.dumps({"model": model, "options": {"num_ctx": 8192}, "messages": list(messages), **fields})
+
+
+SYSTEM = {"role": "system", "content": "You answer the workshop's mechanics."}
+MEMORY = {"role": "system", "content": "<memory>The fork of bike 12 is under recall.</memory>"}
+EXCHANGE = ({"role": "user", "content": "Can bike 12 go home?"}, {"role": "assistant", "content": "Not with that fork."}, {"role": "user", "content": "Why?"})
+
+
+@needs_the_extra
+@pytest.mark.parametrize("page", ["/play/workshop-manuals?counter=gemma3", "/compare/workshop-manuals?counter=gemma3"])
+def test_a_lesson_whose_prefix_is_two_system_messages_is_counted_with_gemma(client, page):
+    """Gemma's template takes one system message; the workshop's lesson has its prompt and its
+    memory: joined, as Ollama joins them."""
+    assert client.get(page).status_code == 200
+
+
+@needs_the_extra
+def test_the_command_line_replays_a_lesson_of_two_system_messages_with_gemma(capsys):
+    assert main(["replay", "workshop-manuals", "--counter", "gemma3"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@needs_the_extra
+def test_a_pasted_gemma_session_with_two_system_messages_is_counted_with_gemma(client):
+    link = client.post("/transcripts", data={"transcript": ollama_body("gemma3:4b", SYSTEM, MEMORY, *EXCHANGE)}).headers["Location"]
+    page = client.get(link)
+    assert page.status_code == 200 and "Counted with gemma3" in words(page)
+
+
+@needs_the_extra
+def test_a_floor_the_template_refuses_is_counted_from_its_text(client):
+    """An assistant's greeting before the first request: Gemma's template wants the user first,
+    so the floor is counted as a refused message is, from its text."""
+    greeting = {"role": "assistant", "content": "Hello, mechanic. What bike is on the stand?"}
+    link = client.post("/transcripts", data={"transcript": ollama_body("gemma3:4b", SYSTEM, greeting, *EXCHANGE)}).headers["Location"]
+    assert client.get(link).status_code == 200
+    assert client.get(link.replace("/play/", "/compare/")).status_code == 200
+
+
+@needs_the_extra
+@pytest.mark.parametrize("tool_name", ["web.search", "web search", "t" * 65])
+def test_a_pasted_chat_with_a_tool_name_mistral_refuses_is_counted_with_mistral(client, tool_name):
+    body = {"messages": [SYSTEM, *EXCHANGE], "tools": [{"type": "function", "function": {"name": tool_name, "parameters": {"type": "object"}}}]}
+    link = client.post("/transcripts", data={"transcript": json.dumps(body)}).headers["Location"]
+    for counter in ("mistral-tekken", "mistral-v3"):
+        assert client.get(f"{link}?counter={counter}").status_code == 200
+
+
+@needs_the_extra
+def test_a_pasted_call_whose_arguments_nest_5000_deep_is_counted_by_every_open_counter(client):
+    deep = "[" * 5000 + "]" * 5000
+    body = {"messages": [SYSTEM, EXCHANGE[0], {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": deep}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "ok"}, EXCHANGE[2]]}
+    link = client.post("/transcripts", data={"transcript": json.dumps(body)}).headers["Location"]
+    assert {name: client.get(f"{link}?counter={name}").status_code for name in OPEN_NAMES} == dict.fromkeys(OPEN_NAMES, 200)
+
+
+# -- a vocabulary there but wrong ---------------------------------------------------------------
+
+def copy_the_vocabularies(target) -> None:
+    """The counters' npm vocabularies, as fetch-vocab left them, copied into `target`."""
+    from webapp.core.counter_catalog import NPM_FILES, vocab_dir
+
+    for files in NPM_FILES:
+        (target / files.folder).mkdir()
+        for name, _sha in files.sha256:
+            (target / files.folder / name).write_bytes((vocab_dir() / files.folder / name).read_bytes())
+
+
+@needs_the_extra
+def test_fetch_vocab_fetches_what_the_counters_read_and_the_tests_reference_only_when_asked(monkeypatch, tmp_path, capsys):
+    """Qwen 3's tokenizer.json is the tests' reference, which no counter reads: a user's
+    fetch-vocab leaves it out; --references (scripts/test) asks npm for it too."""
+    copy_the_vocabularies(tmp_path)
+    monkeypatch.setenv("COMPACTION_PLAYGROUND_VOCAB", str(tmp_path))
+    monkeypatch.setenv("PATH", "")  # no npm: whatever is not there yet cannot be fetched
+    assert main(["fetch-vocab"]) == 0
+    said = capsys.readouterr().out
+    assert "tokenizer-llama3_1" in said and "tokenizer-gemma3" in said and "qwen3" not in said
+    assert main(["fetch-vocab", "--references"]) == 1
+    assert "npm is needed" in capsys.readouterr().err
+
+
+@pytest.fixture
+def wrong_llama_vocabulary(monkeypatch, tmp_path):
+    """COMPACTION_PLAYGROUND_VOCAB at a copy of the fetched vocabularies whose Llama 3
+    tokenizer.json is `{}`: present (the form offers llama3) but not the pinned file; the
+    counter is loaded afresh, as a new worker would."""
+    from webapp.core.counting.open_models import open_counter
+
+    copy_the_vocabularies(tmp_path)
+    (tmp_path / "llama3_1" / "tokenizer.json").write_text("{}")
+    monkeypatch.setenv("COMPACTION_PLAYGROUND_VOCAB", str(tmp_path))
+    open_counter.cache_clear()
+    yield
+    open_counter.cache_clear()
+
+
+@needs_the_extra
+def test_a_wrong_vocabulary_is_a_503_naming_the_counter_and_the_command_that_mends_it(client, wrong_llama_vocabulary):
+    assert "llama3" in counter_choices(client.get("/play/bike-shop"))  # the file is there: offered
+    for page in ("/play/bike-shop?counter=llama3", "/compare/bike-shop?counter=llama3"):
+        refused = client.get(page)
+        assert refused.status_code == 503
+        assert "The llama3 counter cannot run on this server" in words(refused) and FETCH in words(refused)
+        assert "tokenizer.json" not in words(refused)  # the file's path is for the log
+        assert way_out(refused) == ("estimate", page.split("?")[0])  # the lesson's own counter
+    french = client.get("/play/bike-shop?counter=llama3&lang=fr")
+    assert french.status_code == 503 and "Le compteur llama3" in words(french) and FETCH in words(french)
+    assert client.get("/play/bike-shop?counter=qwen3").status_code == 200  # the other counters still work
+    # A session of that model, counted with it by default: the way out is another counter.
+    link = client.post("/transcripts", data={"transcript": ollama_body("llama3.1:8b", SYSTEM, *EXCHANGE)}).headers["Location"]
+    refused = client.get(link)
+    assert refused.status_code == 503 and way_out(refused)[0] == "o200k_base"
+    assert client.get(way_out(refused)[1]).status_code == 200
+
+
+def way_out(page) -> tuple[str, str]:
+    """The error page's link to the same page under another counter: (the counter, the link)."""
+    found = re.search(r'href="([^"]+)" hx-boost="false">The same page, counted with ([\w.-]+) ', page.get_data(as_text=True))
+    return found.group(2), html.unescape(found.group(1))
+
+
+@needs_the_extra
+def test_a_wrong_vocabulary_is_one_line_and_status_2_on_the_command_line(wrong_llama_vocabulary, capsys):
+    assert main(["replay", "bike-shop", "--counter", "llama3"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and "llama3" in said and "not the pinned file" in said and FETCH in said
+
+
+@needs_the_extra
+@pytest.mark.parametrize("model, counter", [("Qwen/Qwen3-32B", "qwen3"), ("gemma3:4b", "gemma3"), ("meta-llama/Llama-3.3-70B-Instruct", "llama3")])
+def test_a_chat_completions_body_that_names_an_open_model_is_counted_with_its_counter(client, model, counter):
+    """The usual vLLM or OpenRouter request body: OpenAI's chat completions, its model in "model"."""
+    body = json.dumps({"model": model, "messages": [SYSTEM, *EXCHANGE]})
+    scenario = parse_transcript(body, "request.json")
+    assert scenario.origin.format == "openai-chat" and scenario.origin.model == model and scenario.settings.counter == counter
+    link = client.post("/transcripts", data={"transcript": body}).headers["Location"]
+    assert f"Counted with {counter}: the tokenizer and chat template of {model}" in words(client.get(link))
+
+
+def test_what_is_installed_is_looked_for_once_per_process(client, monkeypatch):
+    """Every page's settings form lists the counters this installation runs: which ones is found
+    once (the extra's modules, the fetched vocabularies), not on every step."""
+    counter_catalog.forget_installed()
+    looked: list[str] = []
+    found = counter_catalog.find_spec
+    monkeypatch.setattr(counter_catalog, "find_spec", lambda name: looked.append(name) or found(name))
+    assert client.get("/play/bike-shop?call=2").status_code == 200
+    first = len(looked)
+    assert client.get("/play/bike-shop?call=3").status_code == 200 and client.get("/compare/bike-shop").status_code == 200
+    assert first > 0 and len(looked) == first
+    counter_catalog.forget_installed()
+
+
+def glossary_counter(client) -> str:
+    page = client.get("/glossary").get_data(as_text=True)
+    return html.unescape(re.sub(r"<[^>]+>", " ", re.search(r'<div id="counter">.*?</div>', page, re.S).group(0)))
+
+
+def test_the_glossary_names_the_open_models_counters_and_how_to_add_them(client, without_the_extra):
+    said = glossary_counter(client)
+    assert all(name in said for name in OPEN_NAMES) and "chat template" in said and INSTALL in said
+
+
+@needs_the_extra
+def test_the_glossary_names_the_open_models_counters_once_installed(client):
+    said = glossary_counter(client)
+    assert all(name in said for name in OPEN_NAMES) and INSTALL not in said and FETCH not in said

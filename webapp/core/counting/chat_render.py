@@ -20,7 +20,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, Protocol
 
-from .messages import Message, content_text
+from .messages import Message, content_text, nests_deeper
 
 # The date a template prints when it asks for today's (Llama 3.1's "Today Date"): the
 # template's own fallback, so that a count does not change from one day to the next.
@@ -71,11 +71,14 @@ class Shape:
 def _arguments(text: str) -> Any:
     """A call's arguments as the templates expect them: the JSON object a server parses them
     into before rendering (vLLM's _postprocess_messages, vllm/entrypoints/chat_utils.py @
-    001eadcf); text that is not JSON stays text (vLLM would send {})."""
+    001eadcf); text that is not JSON stays text (vLLM would send {}), and so does JSON nested
+    deeper than a transcript may be (messages.MAX_NESTING), which a template would write from
+    deep in a request's stack (a 5,000-deep array overflowed it)."""
     try:
-        return json.loads(text)
-    except ValueError:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
         return text
+    return text if nests_deeper(parsed) else parsed
 
 
 def _calls(message: Message) -> list[dict]:
@@ -132,9 +135,15 @@ def shaped(messages: list[dict], shape: Shape) -> list[dict]:
     joined: list[dict] = []
     for message in messages:
         role = {"tool": "user"}.get(message["role"], message["role"])
-        # Trimmed, as Gemma's template trims a turn: a joined turn reads as its parts would.
-        text = (_calls_text(message) if role == "assistant" else message["content"]).strip()
-        if joined and joined[-1]["role"] == role and role != "system":
+        text = _calls_text(message) if role == "assistant" else message["content"]
+        # Trimmed, as Gemma's template trims a turn, so that a joined turn reads as its parts
+        # would; not the system prompt, which it writes as it is.
+        text = text if role == "system" else text.strip()
+        # Consecutive messages of one role are one turn, joined by a blank line: the system
+        # prompts too (a lesson's prompt and memory), which Gemma's template takes only one of.
+        # Ollama does the same for every model (template/template.go, collate, v0.33.0-rc2);
+        # transformers and vLLM refuse such a chat for Gemma.
+        if joined and joined[-1]["role"] == role:
             joined[-1] = {"role": role, "content": "\n\n".join(part for part in (joined[-1]["content"], text) if part)}
         else:
             joined.append({"role": role, "content": text})
@@ -198,14 +207,14 @@ class JinjaChat:
     def render(self, messages: list[dict], tools: list[dict] | None) -> str:
         """The text the model reads: `messages` (template messages) and `tools` through the
         template, with the prompt of the reply that follows."""
-        messages, tools = self.prepared(messages, tools)
         from jinja2 import TemplateError
 
         try:
+            messages, tools = self.prepared(messages, tools)
             return self.template.render(
                 messages=messages, tools=tools, add_generation_prompt=True, bos_token=self.bos_token, eos_token=self.eos_token
             )
-        except (TemplateError, TypeError) as refused:  # a template that cannot read this chat
+        except (TemplateError, TypeError, RecursionError) as refused:  # a template that cannot read this chat
             raise TemplateRefused(str(refused)) from None
 
     def count(self, messages: list[dict], tools: list[dict] | None = None) -> int:

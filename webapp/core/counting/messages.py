@@ -7,6 +7,25 @@ from typing import Any
 
 Message = dict[str, Any]
 
+# Real chats nest a few levels (a JSON schema a dozen). Python's JSON reader and writer recurse
+# once a level, and a page renders or re-encodes a chat from deep in a request's stack: a
+# transcript nested deeper is refused at load (inputs/scenarios.py), and a call's arguments
+# nested deeper are counted as their text (chat_render.py).
+MAX_NESTING = 64
+
+
+def nests_deeper(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether lists and objects nest more than `limit` levels deep in `value` (walked without
+    recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > limit:
+                return True
+            stack += [(child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)]
+    return False
+
 
 def content_text(content: Any) -> str:
     """The text a model reads in a message's content: a string, or the text (and refusal) parts of a list."""

@@ -15,6 +15,8 @@ from .chat_render import TemplateRefused
 from .guarded import GuardedCount
 
 NOT_ID = re.compile(r"[^a-zA-Z0-9]")
+NOT_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+NAME_LENGTH = 64
 
 
 def mistral_id(call_id: str) -> str:
@@ -22,6 +24,20 @@ def mistral_id(call_id: str) -> str:
     last nine letters and digits of the id's own (vLLM's truncate_tool_call_ids keeps the last
     nine characters), padded with zeros when it has fewer."""
     return NOT_ID.sub("", call_id)[-9:].rjust(9, "0")
+
+
+def mistral_name(name: str) -> str:
+    """A function's name as Mistral's encoder accepts one (mistral-common 1.13.1's validator:
+    letters, digits, _ and -, at most 64): each other character an underscore, cut at 64 (the
+    playground's convention, so that an MCP tool's `web.search` is counted as `web_search`, not
+    refused. mistral-common refuses such a request, and vLLM hands it the names as they are
+    (vllm/tokenizers/mistral.py @ 0065ad5), so that a server answers 400 where an agent's client
+    has not renamed its tools)."""
+    return NOT_NAME.sub("_", name)[:NAME_LENGTH] or "_"
+
+
+def _tool(tool: dict) -> dict:
+    return {**tool, "function": {**tool["function"], "name": mistral_name(str(tool["function"].get("name", "")))}}
 
 
 def _openai(message: dict) -> dict:
@@ -33,7 +49,7 @@ def _openai(message: dict) -> dict:
                 "id": mistral_id(call["id"]),
                 "type": "function",
                 "function": {
-                    "name": call["function"]["name"],
+                    "name": mistral_name(call["function"]["name"]),
                     "arguments": call["function"]["arguments"] if isinstance(call["function"]["arguments"], str)
                     else json.dumps(call["function"]["arguments"], ensure_ascii=False),
                 },
@@ -42,7 +58,7 @@ def _openai(message: dict) -> dict:
         ]
     if message["role"] == "tool":
         out["tool_call_id"] = mistral_id(message.get("tool_call_id", ""))
-        out["name"] = message.get("name") or None
+        out["name"] = mistral_name(message["name"]) if message.get("name") else None
     return out
 
 
@@ -65,7 +81,7 @@ class MistralChat:
     def request(self, messages: list[dict], tools: list[dict] | None = None):
         from mistral_common.protocol.instruct.request import ChatCompletionRequest
 
-        return ChatCompletionRequest.from_openai([_openai(m) for m in messages], tools or None)
+        return ChatCompletionRequest.from_openai([_openai(m) for m in messages], [_tool(tool) for tool in tools or ()] or None)
 
     def count(self, messages: list[dict], tools: list[dict] | None = None) -> int:
         from mistral_common.exceptions import MistralCommonException
@@ -73,9 +89,10 @@ class MistralChat:
 
         try:
             return len(self.tokenizer.encode_chat_completion(self.request(messages, tools)).tokens)
-        except (MistralCommonException, ValidationError, ValueError) as refused:
+        except (MistralCommonException, ValidationError, ValueError, RecursionError) as refused:
             # ValueError: tekken's regex overflowed (a long run of whitespace); the counter then
-            # counts the message's text alone, with the guard.
+            # counts the message's text alone, with the guard. RecursionError: a tool's schema
+            # nested too deep for the encoder's JSON writer.
             raise TemplateRefused(str(refused)) from None
 
     def count_text(self, text: str) -> int:

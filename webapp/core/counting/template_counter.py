@@ -30,15 +30,16 @@ import json
 from collections.abc import Sequence
 from typing import Callable, Protocol
 
+from ..counter_catalog import VocabularyError
 from .chat_render import TemplateRefused, template_message, template_tools
 from .images import DEFAULT_RATE as GPT_4O_IMAGES, image_parts, image_tokens
 from .messages import Message, call_names
 
 SHORT_USER = {"role": "user", "content": "Hi"}
 SHORT_REPLY = {"role": "assistant", "content": "Hello"}
-OTHER_CALL = "c00000000"
+OTHER_CALL = "c00000000"  # the id of the other call of a result's turn (9 letters and digits: Mistral's rule)
 REMEMBERED_TEXT = 2048  # characters of a message whose units are remembered by its content
-REMEMBERED_MESSAGES = 8192  # the id of the other call of a result's turn (9 letters and digits: Mistral's rule)
+REMEMBERED_MESSAGES = 8192  # short messages whose units are remembered, at most
 
 
 class Chat(Protocol):
@@ -79,8 +80,14 @@ class TemplateCounter:
 
     @property
     def chat(self) -> Chat:
+        """The model's chat, loaded on first use; a vocabulary that is missing or not the pinned
+        file raises VocabularyError naming this counter (and is looked for again next time)."""
         if self._shared["chat"] is None:
-            self._shared["chat"] = self._shared["load"]()
+            try:
+                self._shared["chat"] = self._shared["load"]()
+            except VocabularyError as error:
+                error.counter = self.name
+                raise
         return self._shared["chat"]
 
     def _count(self, messages: list[dict]) -> int:
@@ -146,8 +153,17 @@ class TemplateCounter:
 
     def measure_floor(self, prefix: Sequence[Message], tools: list[dict], system_later: bool = False) -> int:
         messages = [template_message(message, self.call_names) for message in prefix]
-        with_request = self.chat.count([*messages, SHORT_USER], template_tools(tools))
-        return with_request - self.template_units(SHORT_USER) + sum(_image_units(message) for message in prefix)
+        definitions = template_tools(tools)
+        images = sum(_image_units(message) for message in prefix)
+        try:
+            with_request = self.chat.count([*messages, SHORT_USER], definitions)
+        except TemplateRefused:  # as `measure` counts a refused message: the least the model would read
+            return sum(self.text_tokens(message, trimmed=False) for message in messages) + self.definitions_tokens(definitions) + images
+        return with_request - self.template_units(SHORT_USER) + images
+
+    def definitions_tokens(self, definitions: list[dict]) -> int:
+        """The tokens of the tool definitions' JSON alone (template_tools), without the template."""
+        return sum(self.chat.count_text(json.dumps(tool, ensure_ascii=False)) for tool in definitions)
 
     def template_tokens(self, prefix: Sequence[Message], tools: list[dict]) -> int:
         """Of the floor's tokens, those of the template's own text: what it writes around the
@@ -155,8 +171,7 @@ class TemplateCounter:
         the reply's prompt), beyond the prompt's words and the definitions' JSON."""
         floor = self.with_call_names(call_names(prefix)).measure_floor(prefix, tools)
         words = sum(self.text_tokens(template_message(message, self.call_names)) for message in prefix)
-        definitions = sum(self.chat.count_text(json.dumps(tool, ensure_ascii=False)) for tool in template_tools(tools))
-        return max(0, floor - words - definitions)
+        return max(0, floor - words - self.definitions_tokens(template_tools(tools)))
 
     def request_tokens(self, units: int) -> int:
         return units

@@ -20,6 +20,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ..counting.messages import MAX_NESTING
 from ..counting.tokens import Message
 from ..model import ScriptMessage
 
@@ -58,11 +59,6 @@ def problem_groups(problems: list[tuple[str, str]], shown: int = SHOWN_PROBLEMS)
         groups.setdefault(key, (what, []))[1].append(where)
     ordered = list(groups.values())
     return ordered[:shown], sum(len(places) for _what, places in ordered[shown:])
-
-
-# Real chats nest a few levels (a JSON schema a dozen). Far deeper input is refused at load,
-# since rendering or re-encoding it later (in a web request) would exhaust the stack.
-MAX_NESTING = 64
 
 
 def value_problems(value: Any) -> list[tuple[str, str]]:

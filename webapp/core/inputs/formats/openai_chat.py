@@ -53,7 +53,10 @@ def _read_chat(raw: Any) -> Imported:
     notes = []
     if tools_field == "functions" or any(isinstance(m, dict) and ("function_call" in m or m.get("role") == "function") for m in messages):
         notes.append((N_("Legacy function calling (functions, function_call, role function) is kept as it is sent."), {}))
-    return Imported("openai-chat", messages, tools, tools_field, [f"messages[{i}]" for i in range(len(messages))], notes)
+    # The model a request names picks its window and counter (transcripts.with_file_settings), as
+    # every format's does: a vLLM or OpenRouter body names an open model there.
+    model = top.get("model") if isinstance(top.get("model"), str) else None
+    return Imported("openai-chat", messages, tools, tools_field, [f"messages[{i}]" for i in range(len(messages))], notes, model=model)
 
 
 def chat_problems(imported: Imported) -> Problems:
@@ -166,4 +169,4 @@ def _check_invisible_ids(check: Check, messages: list[Message]) -> None:
             seen.setdefault(visible, (call_id, where))
 
 
-FORMAT = Format("openai-chat", N_("OpenAI chat completions"), _is_chat, _read_chat, reads_keys=frozenset(("messages", "tools", "functions")), shape='a JSON list of messages, or an object with "messages"')
+FORMAT = Format("openai-chat", N_("OpenAI chat completions"), _is_chat, _read_chat, reads_keys=frozenset(("messages", "tools", "functions", "model")), shape='a JSON list of messages, or an object with "messages"')
