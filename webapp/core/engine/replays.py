@@ -26,6 +26,7 @@ import hashlib
 import json
 import sys
 import threading
+from functools import partial
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
@@ -118,8 +119,10 @@ class Replays:
     def __init__(self, size: int = UNBOUNDED, max_bytes: int = UNBOUNDED, summarizer: Summarizer | None = None):
         self.summarizer = summarizer  # None: the offline summarizer
         self.summarizer_name = (summarizer or OfflineSummarizer).name
-        self.cache: LRUCache[ReplayKey, Replay] = LRUCache(size, max_bytes, self._weigh)
         self._weights: dict[ReplayKey, Weight] = {}
+        # The cache weighs through the weights alone, not a method of self: a cycle would
+        # leave every replay made to the garbage collector, which is off while a sweep runs.
+        self.cache: LRUCache[ReplayKey, Replay] = LRUCache(size, max_bytes, partial(_weigh, self._weights))
         self._lock = threading.Lock()
         self.made = 0
 
@@ -183,13 +186,10 @@ class Replays:
             self.made += 1
             self._weights[key] = Weight()
             if len(self._weights) > 2 * min(len(self.cache) + 1, self.cache.max_entries):  # forget the replays the cache let go
-                self._weights = {kept: weight for kept, weight in self._weights.items() if kept in self.cache or kept == key}
+                for gone in [kept for kept in self._weights if kept not in self.cache and kept != key]:
+                    del self._weights[gone]
         self.cache.put(key, made)
         return made
-
-    def _weigh(self, key: ReplayKey, result: Replay) -> int:
-        weight = self._weights.get(key)
-        return replay_bytes(result, weight if weight is not None else Weight())
 
 
 class Weight:
@@ -210,6 +210,11 @@ class Weight:
                     self.bytes += _size(value, self._seen)
         self.count = derived_count(result)
         return self.bytes
+
+
+def _weigh(weights: dict[ReplayKey, Weight], key: ReplayKey, result: Replay) -> int:
+    weight = weights.get(key)
+    return replay_bytes(result, weight if weight is not None else Weight())
 
 
 def replay_bytes(result: Replay, weight: Weight | None = None) -> int:
