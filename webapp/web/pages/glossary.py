@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template
 from flask_babel import gettext as _
 
-from ...core.counter_catalog import OPEN_NAMES
+from ...core.counter_catalog import OPEN_COUNTERS
 from ...core.i18n import N_
 from ..languages import strategy_descriptions
 from ..settings_form import counters_to_add
@@ -90,6 +90,6 @@ def page():
         "glossary.html",
         events=[(kind, _(meaning)) for kind, meaning in EVENTS.items()],
         strategies=strategy_descriptions(),
-        open_counters=", ".join(OPEN_NAMES),
+        open_counters=", ".join(_(counter.label) for counter in OPEN_COUNTERS),  # with the models each counts for
         counters_to_add=counters_to_add(),  # what the settings form says while the extra is missing
     )
