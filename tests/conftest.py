@@ -101,24 +101,16 @@ def pytest_runtest_setup(item):
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"the seed is not available: {missing}")
 
 
-# scripts/test runs the tests on every core (pytest-xdist, `--dist loadgroup`). A unit of work
-# is a test file, so that its module fixtures (a live server, a page reused for a sweep) are made
-# once, unless its tests name a group of their own (an `xdist_group` mark): the three crawls of
-# tests/test_path.py are one unit each. The longest units start first, so that none is left
-# running alone at the end (docs/development.md: the durations).
-LONGEST_FIRST = ("crawl-zh", "crawl-en", "crawl-fr")
+# scripts/test runs the tests on every core (pytest-xdist, `--dist loadfile`): a test file is one
+# unit of work, so that its module fixtures (a crawl, a live server, a page measured on every
+# screen) are made once. The longest files start first, so that none is left running alone at
+# the end (docs/development.md: the durations); the others keep their order.
+LONGEST_FIRST = ("tests/test_path.py", "tests/test_fit_browser.py", "tests/test_hostile_input.py", "tests/test_layout_browser.py", "tests/test_library_web.py", "tests/test_package.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
     for item in items:
         if "page" in getattr(item, "fixturenames", ()) or "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    items.sort(key=lambda item: unit_rank(item.iter_markers("xdist_group")))
-
-
-def unit_rank(groups) -> int:
-    names = {mark.args[0] for mark in groups}
-    return min((LONGEST_FIRST.index(name) for name in names & set(LONGEST_FIRST)), default=len(LONGEST_FIRST))
+    rank = {name: number for number, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))

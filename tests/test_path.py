@@ -192,12 +192,6 @@ def crawled(request, crawl_client) -> Crawl:
     return crawl(crawl_client, request.param)
 
 
-def language(lang: str):
-    """A crawl's language, with the xdist group that keeps the tests reading it on one worker
-    (scripts/test runs the three crawls side by side)."""
-    return pytest.param(lang, marks=pytest.mark.xdist_group(f"crawl-{lang}"), id=lang)
-
-
 def failures(problems: list[tuple]) -> str:
     return f"{len(problems)} pages, e.g.:\n" + "\n".join(map(repr, problems[:8]))
 
@@ -214,7 +208,7 @@ def test_the_interface_never_says_seed():
                 assert not any(SEED.search(text) for text in strings if text), message.id
 
 
-@pytest.mark.parametrize("crawled", [language("en"), language("fr"), language("zh")], indirect=True)
+@pytest.mark.parametrize("crawled", ["en", "fr", "zh"], indirect=True)
 def test_no_page_speaks_of_the_seed(crawled, crawl_client, request):
     lang = request.node.callspec.params["crawled"]
     assert {"/", "/glossary", "/transcripts/new"} <= crawled.paths
@@ -224,7 +218,7 @@ def test_no_page_speaks_of_the_seed(crawled, crawl_client, request):
     assert not (found := speaks_of_the_seed(crawl_client.get(f"/nowhere?lang={lang}").get_data(as_text=True))), ("404", found)
 
 
-@pytest.mark.parametrize("crawled", [language("zh")], indirect=True)
+@pytest.mark.parametrize("crawled", ["zh"], indirect=True)
 def test_chinese_sentences_end_with_chinese_punctuation(crawled):
     assert not crawled.problems["punctuation"], failures(crawled.problems["punctuation"])
 
