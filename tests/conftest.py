@@ -64,9 +64,14 @@ def postgres_url():
 def redis_url():
     """A real Redis: the one scripts/test started (TEST_REDIS_URL), or a throwaway server for
     this session."""
-    from tests.servers import REDIS_URL, RedisServer, session_server
+    from tests.servers import REDIS_DATABASES, REDIS_URL, RedisServer, session_server
 
-    yield from session_server(REDIS_URL, RedisServer)
+    # Each pytest-xdist worker its own database (gw0 the first...): `redis_store` empties it,
+    # which must not empty another worker's shares and jobs mid-test.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    database = int(worker.removeprefix("gw")) % REDIS_DATABASES if worker.startswith("gw") else 0
+    for url in session_server(REDIS_URL, RedisServer):
+        yield url.rsplit("/", 1)[0] + f"/{database}"
 
 
 @pytest.fixture
@@ -160,7 +165,16 @@ def pytest_runtest_setup(item):
         (pytest.fail if os.environ.get("CI") else pytest.skip)(f"the seed is not available: {missing}")
 
 
+# scripts/test runs the tests on every core (pytest-xdist, `--dist loadfile`): a test file is one
+# unit of work, so that its module fixtures (a crawl, a live server, a page measured on every
+# screen) are made once. The longest files start first, so that none is left running alone at
+# the end (docs/development.md: the durations); the others keep their order.
+LONGEST_FIRST = ("tests/test_path.py", "tests/test_fit_browser.py", "tests/test_hostile_input.py", "tests/test_layout_browser.py", "tests/test_library_web.py", "tests/test_package.py")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "page" in getattr(item, "fixturenames", ()) or "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+    rank = {name: number for number, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))

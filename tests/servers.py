@@ -146,6 +146,9 @@ def empty_schema(url: str):
             connection.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+REDIS_DATABASES = 256  # one per pytest-xdist worker (conftest.py, redis_url), on however many cores
+
+
 class RedisServer:
     """A throwaway redis-server on 127.0.0.1:`port`, without persistence; `url` connects to it."""
 
@@ -160,7 +163,7 @@ class RedisServer:
             raise RuntimeError("redis-server is missing: scripts/test installs Debian's redis-server package")
         (self.folder / "port").write_text(str(self.port))
         subprocess.run([program, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                        "--daemonize", "yes", "--dir", str(self.folder), "--pidfile", str(self.folder / "redis.pid"),
+                        "--databases", str(REDIS_DATABASES), "--daemonize", "yes", "--dir", str(self.folder), "--pidfile", str(self.folder / "redis.pid"),
                         "--logfile", str(self.folder / "redis.log")], check=True)
         deadline = time.monotonic() + 10
         while not self.answers():

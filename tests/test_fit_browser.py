@@ -24,12 +24,14 @@ at 1001 and 1200 px, where two columns leave the drawing narrowest), and in proj
 
 Besides the lessons, two real sessions pasted (tests/fixtures/sessions/), whose calls of
 thousands of tokens write 5- and 6-digit figures in narrow zoomed blocks, whose MCP tools have
-names of 33 characters, and whose floor is mostly what the log does not hold. One page is reused and each URL is measured by a single `evaluate`, so the whole sweep stays
-within a couple of minutes.
+names of 33 characters, and whose floor is mostly what the log does not hold. One page is reused,
+each URL is opened once per language and measured on every screen by a single `evaluate` each
+(`visit`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -178,49 +180,70 @@ def reused(browser):
     context.close()
 
 
-def sweep(page, base: str, paths: list[str], projector: bool) -> list[str]:
-    failures = []
+# Each window a test looks at, by its name in the tests' ids: the three screens, the two widths
+# where two columns leave the drawing narrowest (as tall as a laptop), and the projector's screen.
+SCREENS = {**{width: (width, height) for width, height in SIZES.items()}, 1001: (1001, 800), 1200: (1200, 800), "projector": (1920, 1080)}
+
+
+def visit(page, base: str, paths: list[str], screens, measure: str = MEASURE) -> dict[tuple, list[str]]:
+    """What `measure` finds wrong with each path on each screen (told whether it is the
+    projector's), every path opened once and the window resized between two measures: the layout
+    is the style sheet's alone (static/app.js reads no size and places nothing), so a resized
+    window draws what one opened at that size does."""
+    problems = {}
     for path in paths:
         page.goto(base + path, wait_until="domcontentloaded")
-        failures += [f"{path}: {problem}" for problem in page.evaluate(MEASURE, projector)]
-    return failures
+        for screen in screens:
+            width, height = SCREENS[screen]
+            page.set_viewport_size({"width": width, "height": height})
+            problems[path, screen] = [f"{path}: {problem}" for problem in page.evaluate(measure, screen == "projector")]
+    return problems
+
+
+def found(problems: dict[tuple, list[str]], paths: list[str], screen) -> list[str]:
+    return [problem for path in paths for problem in problems[path, screen]]
+
+
+@pytest.fixture(scope="module")
+def wells(reused, live_server, urls, pasted):
+    """In a language: the lessons' key calls and the pasted sessions' calls, each opened once and
+    measured at every width the next three tests look at."""
+    screens = [390, 1280, 1920, 1001, 1200]
+    return functools.cache(lambda lang: visit(reused, live_server, [f"{path}&lang={lang}" for path in urls + pasted], screens))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("width", SIZES)
-def test_every_label_of_the_well_fits_at_every_key_call(reused, live_server, urls, pasted, width, lang):
+def test_every_label_of_the_well_fits_at_every_key_call(wells, urls, pasted, width, lang):
     """The lessons on every screen; the pasted sessions on a phone, where labels and figures
     take their short forms (wider screens: the next test)."""
-    reused.set_viewport_size({"width": width, "height": SIZES[width]})
     paths = urls + (pasted if width < 640 else [])
-    failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in paths], projector=False)
+    failures = found(wells(lang), [f"{path}&lang={lang}" for path in paths], width)
     assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("width", [width for width in SIZES if width >= 640])
-def test_a_pasted_sessions_labels_fit_on_wide_screens(reused, live_server, pasted, width, lang):
+def test_a_pasted_sessions_labels_fit_on_wide_screens(wells, pasted, width, lang):
     """A real session's long tool names (mcp__context7__resolve-library-id) are clipped in the
     middle beside a narrow zoomed view, and its floor's part not in the log is a line of its own."""
-    reused.set_viewport_size({"width": width, "height": SIZES[width]})
-    failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in pasted], projector=False)
+    failures = found(wells(lang), [f"{path}&lang={lang}" for path in pasted], width)
     assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("width", [1001, 1200])
-def test_labels_fit_where_a_wide_screen_draws_the_well_narrowest(reused, live_server, urls, pasted, width, lang):
+def test_labels_fit_where_a_wide_screen_draws_the_well_narrowest(wells, urls, pasted, width, lang):
     """Two columns from 1001 px: the drawing is 470 to 580 px wide there, narrower than at 1280,
     and writes the phone's short labels (app.css, `@container well`)."""
-    reused.set_viewport_size({"width": width, "height": 800})
-    failures = sweep(reused, live_server, [f"{path}&lang={lang}" for path in urls + pasted], projector=False)
+    failures = found(wells(lang), [f"{path}&lang={lang}" for path in urls + pasted], width)
     assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_projector_mode_shows_title_well_story_and_bill_on_one_screen(reused, live_server, urls, lang):
-    reused.set_viewport_size({"width": 1920, "height": 1080})
-    failures = sweep(reused, live_server, [f"{path}&projector=1&lang={lang}" for path in urls], projector=True)
+    paths = [f"{path}&projector=1&lang={lang}" for path in urls]
+    failures = found(visit(reused, live_server, paths, ["projector"]), paths, "projector")
     assert not failures, f"{len(failures)} problems in projector mode, e.g.:\n" + "\n".join(failures[:12])
 
 
@@ -264,11 +287,8 @@ def test_no_leader_line_or_axis_label_crosses_keeps_name_on_a_phone(reused, live
     """/play/workshop-manuals?call=9&lang=fr at 390 px drew the alert and target labels' leaders
     across KEEP's rotated name: it moves along its bracket to where none runs."""
     assert len(keep_beside_leaders) >= 10, keep_beside_leaders
-    reused.set_viewport_size({"width": 390, "height": SIZES[390]})
-    failures = []
-    for path in keep_beside_leaders:
-        reused.goto(f"{live_server}{path}&lang={lang}", wait_until="domcontentloaded")
-        failures += [f"{path}: {problem}" for problem in reused.evaluate(KEEP_CLEAR)]
+    paths = [f"{path}&lang={lang}" for path in keep_beside_leaders]
+    failures = found(visit(reused, live_server, paths, [390], KEEP_CLEAR), paths, 390)
     assert not failures, f"{len(failures)} problems at 390 px, e.g.:\n" + "\n".join(failures[:12])
 
 
@@ -294,14 +314,24 @@ def runaway():
     return paths
 
 
+@pytest.fixture(scope="module")
+def runaway_wells(reused, live_server, runaway):
+    """In a language: the runaway stacks, each opened once on the three screens and once in
+    projector mode."""
+    def measure(lang: str) -> dict[tuple, list[str]]:
+        problems = visit(reused, live_server, [f"{path}&lang={lang}" for path in runaway], SIZES)
+        projected = visit(reused, live_server, [f"{path}&lang={lang}&projector=1" for path in runaway], ["projector"])
+        return problems | {(path.removesuffix("&projector=1"), screen): found for (path, screen), found in projected.items()}
+
+    return functools.cache(measure)
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("width", [*SIZES, "projector"])
-def test_a_stack_far_over_the_window_keeps_every_label_under_gulp(reused, live_server, runaway, width, lang):
+def test_a_stack_far_over_the_window_keeps_every_label_under_gulp(runaway_wells, runaway, width, lang):
     """/play/harnesses?call=23&strategy=none drew KEEP's name over "Gulp!", and from call 24 past
     the drawing's top: KEEP is cut at the band with the stack, its name stays under it."""
-    projector = width == "projector"
-    reused.set_viewport_size({"width": 1920, "height": 1080} if projector else {"width": width, "height": SIZES[width]})
-    failures = sweep(reused, live_server, [f"{path}&lang={lang}" + ("&projector=1" if projector else "") for path in runaway], projector=projector)
+    failures = found(runaway_wells(lang), [f"{path}&lang={lang}" for path in runaway], width)
     assert not failures, f"{len(failures)} problems at {width}, e.g.:\n" + "\n".join(failures[:12])
 
 
@@ -348,14 +378,16 @@ def panel_pages():
     return [f"/{page}/{lesson}" for lesson in lessons(make_client()) for page in ("compare", "sweep")]
 
 
+@pytest.fixture(scope="module")
+def panels(reused, live_server, panel_pages):
+    """In a language: every comparison and sweep, each opened once and measured on the three screens."""
+    return functools.cache(lambda lang: visit(reused, live_server, [f"{path}?lang={lang}" for path in panel_pages], SIZES, PANEL_MEASURE))
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("width", SIZES)
-def test_every_comparison_and_sweep_fits(reused, live_server, panel_pages, width, lang):
+def test_every_comparison_and_sweep_fits(panels, panel_pages, width, lang):
     """The coding agent's comparison drew its axis title over "20,000", and in French at 1920 px
     "Résumeur" over "23 755 en entrée, 84 en sortie"."""
-    reused.set_viewport_size({"width": width, "height": SIZES[width]})
-    failures = []
-    for path in panel_pages:
-        reused.goto(f"{live_server}{path}?lang={lang}", wait_until="domcontentloaded")
-        failures += [f"{path}: {problem}" for problem in reused.evaluate(PANEL_MEASURE)]
+    failures = found(panels(lang), [f"{path}?lang={lang}" for path in panel_pages], width)
     assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])

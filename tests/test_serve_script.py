@@ -7,9 +7,12 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,18 +51,27 @@ def sockets(directory: Path) -> list[Path]:
     return sorted(path for path in directory.rglob("*") if path.is_socket())
 
 
-def test_two_instances_keep_their_own_control_socket(tmp_path):
+@pytest.fixture
+def home():
+    """A home folder on a short path: the control socket's path, ~/.gunicorn/compaction-playground-PORT.ctl,
+    must fit a Unix socket's 107 bytes, and under a pytest-xdist worker's tmp_path it took 114
+    (gunicorn then only logs that it could not open it)."""
+    with tempfile.TemporaryDirectory(prefix="home-") as folder:
+        yield Path(folder)
+
+
+def test_two_instances_keep_their_own_control_socket(home):
     first_port, second_port = free_port(), free_port()
-    first = start_serve(first_port, tmp_path)
+    first = start_serve(first_port, home)
     try:
-        second = start_serve(second_port, tmp_path)
+        second = start_serve(second_port, home)
     except BaseException:
         stop(first)
         raise
     try:
-        assert len(sockets(tmp_path)) == 2, "each instance has a control socket of its own"
+        assert len(sockets(home)) == 2, "each instance has a control socket of its own"
         stop(first)
-        [left] = sockets(tmp_path)
+        [left] = sockets(home)
         # The survivor still answers on its socket: stopping the first did not delete it.
         answer = subprocess.run(
             [str(Path(sys.prefix) / "bin" / "gunicornc"), "-s", str(left), "-c", "show workers"],

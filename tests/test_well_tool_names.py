@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import SIZES
-from tests.test_fit_browser import sweep
+from tests.test_fit_browser import found, visit
 from webapp.core.model import LANGUAGES
 from webapp.web.pages.play.well import SHORT_NAME, UNZOOMED_ROOM, clipped, width
 
@@ -132,7 +132,7 @@ def test_a_message_calling_several_long_named_tools_fits_its_label(sized, live_s
     assert answer.status == 303
     path = answer.headers["location"].removeprefix(live_server)
     paths = [f"{path}?call={number}&lang={lang}" for number in range(1, 2 * len(PARALLEL) + 1)]
-    failures = sweep(sized, live_server, paths, projector=False)
+    failures = found(visit(sized, live_server, paths, [width]), paths, width)
     assert not failures, f"{len(failures)} problems at {width} px, e.g.:\n" + "\n".join(failures[:12])
 
 
