@@ -38,8 +38,9 @@ def test_a_replay_is_kept_by_what_the_chat_holds_not_by_which_object_holds_it():
 
 
 def test_the_key_is_the_same_in_every_process_and_never_holds_the_api_key():
-    """A store several servers share (a job queue) can key results by `digest`: it must not
-    depend on the process's string hashing (the receipt's fetch-once tools are a set)."""
+    """A store several servers share (the jobs' results, web/jobs.py `job_key`) keys a result by
+    the chat's hash and the summarizer's name: neither may depend on the process's string
+    hashing (the receipt's fetch-once tools are a set), nor hold the API key."""
     summarizer = OpenAICompatibleSummarizer(SummarizerConfig("http://127.0.0.1:9/v1", "llama3.1", api_key="sk-secret"))
     key = Replays(summarizer=summarizer).key(open_scenario("receipt"), open_scenario("receipt").settings)
     assert key.summarizer == "llama3.1 at http://127.0.0.1:9/v1" and "sk-secret" not in repr(key)
@@ -48,13 +49,14 @@ def test_the_key_is_the_same_in_every_process_and_never_holds_the_api_key():
         "from webapp.core.engine.replays import Replays\n"
         "from webapp.core.inputs.library import open_scenario\n"
         "s = OpenAICompatibleSummarizer(SummarizerConfig('http://127.0.0.1:9/v1', 'llama3.1', api_key='other'))\n"
-        "print(Replays(summarizer=s).key(open_scenario('receipt'), open_scenario('receipt').settings).digest)\n"
+        "key = Replays(summarizer=s).key(open_scenario('receipt'), open_scenario('receipt').settings)\n"
+        "print(key.chat, key.summarizer)\n"
     )
     for seed in ("1", "2"):
         run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
-        assert run.stdout.strip() == key.digest
-    assert Replays().key(open_scenario("receipt"), open_scenario("receipt").settings).digest != key.digest
+        assert run.stdout.split() == [key.chat, *key.summarizer.split()]
+    assert Replays().key(open_scenario("receipt"), open_scenario("receipt").settings).summarizer != key.summarizer
 
 
 def test_the_replay_of_exact_settings_is_never_the_sweeps_made_from_another():

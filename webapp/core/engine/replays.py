@@ -81,17 +81,12 @@ def _plain(value: Any) -> Any:
 class ReplayKey:
     """What a replay depends on, and nothing else: the chat (`chat_hash`), the settings (of a
     `figures_only` replay, `sent_settings`), and the summarizer ("offline", or the model and
-    endpoint a remote one calls; never its API key). `digest` is the same value as a string
-    that is the same in every process, for a store shared by several."""
+    endpoint a remote one calls; never its API key)."""
 
     chat: str
     settings: Settings
     summarizer: str = OfflineSummarizer.name
     figures_only: bool = False
-
-    @property
-    def digest(self) -> str:
-        return _digest([self.chat, self.settings, self.summarizer, self.figures_only])
 
 
 def sent_settings(scenario: Scenario, settings: Settings) -> Settings:
