@@ -34,7 +34,7 @@ from functools import cached_property
 from typing import Any, Callable, Mapping
 from urllib.parse import quote, urlencode
 
-from flask import url_for
+from flask import Blueprint, redirect, request, url_for
 from flask_babel import gettext as _
 from pydantic import BaseModel
 
@@ -383,3 +383,15 @@ def _last(args: Mapping[str, Any], name: str) -> str | None:
     items = getlist(name) if getlist else ([args[name]] if name in args else [])
     value = items[-1].strip() if items else ""
     return value or None
+
+
+def add_segment_spelling(blueprint: Blueprint, page: str) -> None:
+    """Answers `/<page>/<scenario_id>/<settings>`, the play page's spelling
+    (`/compare/bike-shop/projector=1`), with a redirect to the same page at its own address,
+    its state in the query (a parameter of the query wins over the segment's)."""
+    endpoint = f"{page}.page"
+
+    def segment(scenario_id: str, settings: str):
+        return redirect(read_state(scenario_id, request.args, endpoint, settings).url(endpoint), 301)
+
+    blueprint.add_url_rule(f"/{page}/<scenario_id>/<settings>", "segment", segment)

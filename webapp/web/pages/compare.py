@@ -8,7 +8,7 @@ page state of webapp/web/state.py, which also holds the bill's parameters (`cach
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, redirect, request
+from flask import Blueprint, current_app
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
@@ -25,7 +25,7 @@ from ..htmx import CameFrom, Fragments, fragment_page
 from ..languages import counter_labels, strategy_descriptions
 from ..languages import money as format_money
 from ..services import replays
-from ..state import PageState, read_state
+from ..state import PageState, add_segment_spelling
 from ..story import joined, outcome_text
 from ..twins import Table, Twins
 from ...core.engine.pitfalls import TRIGGER_MESSAGES, TRIGGER_TOO_LOW
@@ -67,11 +67,7 @@ def page(view: PageState, came_from: CameFrom) -> dict:
     return panel_context(view)
 
 
-@blueprint.route("/compare/<scenario_id>/<settings>", endpoint="segment")
-def segment(scenario_id: str, settings: str):
-    """The play page's spelling, `/compare/bike-shop/projector=1`: the same page, at its own
-    address (its state in the query)."""
-    return redirect(read_state(scenario_id, request.args, "compare.page", settings).url("compare.page"), 301)
+add_segment_spelling(blueprint, "compare")
 
 
 twins = Twins(blueprint, "/compare/<scenario_id>", comparison_for)

@@ -13,7 +13,7 @@ import copy
 import pickle
 from collections.abc import Callable
 
-from flask import Blueprint, current_app, g, redirect, request
+from flask import Blueprint, current_app, g, request
 from flask_babel import format_number
 from flask_babel import gettext as _
 
@@ -29,7 +29,7 @@ from ..jobs import StillComputing, computed, job_key
 from ..languages import money, percent
 from ..limits import runs_as_job
 from ..services import replays
-from ..state import PageState, read_state
+from ..state import PageState, add_segment_spelling, read_state
 from ..state_error import StateError
 from ..twins import Table, Twins
 from .compare import PHONE_CHART, bill_basis, column_name
@@ -119,11 +119,7 @@ def page(view: PageState, came_from: CameFrom) -> dict:
     return panel_context(view)
 
 
-@blueprint.route("/sweep/<scenario_id>/<settings>", endpoint="segment")
-def segment(scenario_id: str, settings: str):
-    """The play page's spelling, `/sweep/bike-shop/projector=1`: the same page, at its own
-    address (its state in the query)."""
-    return redirect(read_state(scenario_id, request.args, "sweep.page", settings).url("sweep.page"), 301)
+add_segment_spelling(blueprint, "sweep")
 
 
 twins = Twins(blueprint, "/sweep/<scenario_id>", sweep_for)
