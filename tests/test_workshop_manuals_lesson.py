@@ -103,7 +103,8 @@ def test_pinned_the_rule_survives_every_strategy(lesson):
     assert by_layer.sound and by_layer.sent_total == 16_024
     assert comparison.column("none").overflow_calls == [9, 10]
     unpinned = compare(lesson, parse_settings({"pin": f"-{RULE}"}, lesson.settings))
-    assert {column.key for column in unpinned.columns if column.facts_lost} == {"drop", "truncate-drop", "naive-drop"}
+    # Ollama's truncation of the oldest turns (issue 35) loses the recall with the drops.
+    assert {column.key for column in unpinned.columns if column.facts_lost} == {"drop", "truncate-drop", "naive-drop", "ollama"}
     assert unpinned.column("by-layer").sound
 
 
