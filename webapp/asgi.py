@@ -151,7 +151,7 @@ def _in_page_language(app) -> Callable[[dict, float], str]:
     def words(scope: dict, seconds: float) -> str:
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope.get("headers", []) if name == b"accept-language"]
         with app.test_request_context(scope.get("path", "/"), query_string=scope.get("query_string", b"").decode("latin-1"), headers=headers):
-            return gettext(SLOW_BODY, seconds=f"{seconds:.0f}")
+            return gettext(SLOW_BODY, seconds=str(round(seconds)))
     return words
 
 
