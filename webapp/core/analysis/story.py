@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..counting.tokens import call_names
 from ..engine.history import TOOL_RESULT_ROLES, Block
-from ..engine.calls import Call, Replay
+from ..engine.calls import Call, Replay, per_replay, script_call_names
 from ..model import Condition, Fact, Narration
 from ..settings import starting_point
 
@@ -159,7 +158,7 @@ def explain(result: Replay, number: int) -> CallStory:
     """What happened at call `number`, from the replay alone."""
     call = result.calls[number - 1]
     previous = result.calls[number - 2] if number > 1 else None
-    tools = call_names(item.message for item in result.scenario.script)
+    tools = script_call_names(result.scenario)
     tokens = result.block_tokens
     before = result.history_before(number)
     compaction = call.compaction
@@ -282,8 +281,10 @@ class Outcome:
     no_room_calls: tuple[int, ...]
 
 
+@per_replay
 def outcome(result: Replay) -> Outcome:
-    """What the replay's strategy did on this scenario, call by call, summed up."""
+    """What the replay's strategy did on this scenario, call by call, summed up (once per
+    replay: the comparison's cards ask it at every step)."""
     line = result.settings.limit
     first_above = next(
         (c.number for c in result.calls if (c.compaction.tokens_before if c.compaction else c.tokens) > line), None

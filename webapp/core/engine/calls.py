@@ -255,5 +255,9 @@ def script_blocks(scenario: Scenario, name: str) -> tuple[Block, ...]:
 
 
 def script_call_names(scenario: Scenario) -> dict[str, str]:
-    """The function each tool call id of the transcript calls: a result is billed under that name."""
-    return call_names([*scenario.prefix, *(item.message for item in scenario.script)])
+    """The function each tool call id of the transcript calls: a result is billed under that name.
+    Found once per scenario: the story asks it at every compaction it explains."""
+    found = scenario.derived.get(script_call_names)
+    if found is None:
+        found = scenario.derived[script_call_names] = call_names([*scenario.prefix, *(item.message for item in scenario.script)])
+    return found
