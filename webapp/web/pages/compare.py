@@ -29,6 +29,7 @@ from ..state import PageState, add_segment_spelling
 from ..story import joined, outcome_text
 from ..twins import Table, Twins
 from ...core.engine.pitfalls import TRIGGER_MESSAGES, TRIGGER_TOO_LOW
+from ...core.settings import Settings
 from ...core.engine.strategy_catalog import PANEL, STRATEGIES, harness_writing
 
 blueprint = Blueprint("compare", __name__)
@@ -88,6 +89,15 @@ def page_csv(view: PageState, comparison: Comparison) -> Table:
     return Table(f"{view.scenario.id}-compare-call{view.call}.csv", rows)
 
 
+def line_share(settings: Settings) -> float:
+    """A card's line as a share of the window: the red line's share of the window set, or,
+    under a server that runs the model at a context of its own (Ollama's num_ctx), of that
+    context, the window the card's request shares are of (51% of 8,000 sat above 75% of 4,096)."""
+    if settings.real_window != settings.own_window:
+        return settings.limit / settings.real_window
+    return settings.effective_threshold
+
+
 def panel_context(view: PageState) -> dict:
     pricing = view.pricing
     comparison = comparison_for(view)
@@ -99,7 +109,7 @@ def panel_context(view: PageState) -> dict:
     columns = [
         {
             "family": column.family,
-            "line": {"share": column.settings.effective_threshold, "tokens": round(column.settings.limit), "own": round(column.settings.limit) != round(comparison.settings.limit)},
+            "line": {"share": line_share(column.settings), "tokens": round(column.settings.limit), "own": round(column.settings.limit) != round(comparison.settings.limit)},
             "pitfalls": pitfall_lines(column),
             "refusals": refusals(column),
             "column": column,
