@@ -101,9 +101,10 @@ def reference_costs(result, hits, pricing) -> dict:
         ratio = extra * per_token / saving if saving > 0 else math.inf
         break_even = 0 if extra <= 0 else (math.ceil(ratio) if math.isfinite(ratio) and ratio <= left else None)
         given_up = max(0, cached(before) - kept)
+        rewritten = call.tokens - kept  # the request's whole count after the difference, the reply's opening too
         costs[call.number] = (
-            call.number, call.blocks[shared].id if shared < len(call.blocks) else None, kept, given_up, sent - kept,
-            (sent - kept) * write * per_token if given_up else 0.0, extra * per_token, saved, saving, left, break_even,
+            call.number, call.blocks[shared].id if shared < len(call.blocks) else None, kept, given_up, rewritten,
+            rewritten * write * per_token if given_up else 0.0, extra * per_token, saved, saving, left, break_even,
         )
     return costs
 

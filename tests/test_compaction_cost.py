@@ -48,7 +48,7 @@ def test_a_long_haul_truncation_takes_five_calls_to_pay_and_never_pays_with_anth
     # Extra: 2,074 x $2.50 / 1e6 = $0.005185. Saved per later call: 998 x 0.5 x 2.5e-6 =
     # $0.0012475; 0.005185 / 0.0012475 = 4.16, so 5 calls of the 46 left.
     cost = costs_of("long-haul", "truncate-drop")[18]
-    assert (cost.kept_prefix, cost.given_up, cost.rewritten, cost.saved) == (241, 6_144 - 241, 5_868, 998)
+    assert (cost.kept_prefix, cost.given_up, cost.rewritten, cost.saved) == (241, 6_144 - 241, 5_871, 998)  # rewritten: the request's own count, 6,112, less the 241 kept
     assert cost.extra_cost == pytest.approx(2_074 * 2.5e-6)
     assert (cost.break_even, cost.calls_left) == (5, 46)
     # Anthropic: reads cost 0.1, writes 1.25, and a breakpoint ends call 17's 6,198 tokens.

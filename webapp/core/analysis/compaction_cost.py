@@ -95,13 +95,16 @@ def compaction_costs(result: Replay, hits: list[CacheHit], pricing: Pricing) -> 
             break_even = math.ceil(ratio)
         else:
             break_even = None
+        # The whole request after the first difference, as many tokens as the page says it sends
+        # (the request's own count holds what no block does: the reply's opening, 3 tokens).
+        rewritten = max(0, round(call.tokens) - kept)
         costs[call.number] = CompactionCost(
             call=call.number,
             first_difference=call.blocks[shared].id if shared < len(call.blocks) else None,
             kept_prefix=kept,
             given_up=given_up,
-            rewritten=sent - kept,
-            write_cost=(sent - kept) * write * per_token if given_up else 0.0,
+            rewritten=rewritten,
+            write_cost=rewritten * write * per_token if given_up else 0.0,
             extra_cost=extra * per_token,
             saved=saved,
             saving_per_call=saving,
