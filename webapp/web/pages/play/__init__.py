@@ -36,7 +36,7 @@ from .chat import chat
 from .references import block_references, reference_checks, reference_json
 from .layers import budget_rows, cache_figures, layer_budget, layer_metric_rows, layered, metric_rows, metrics, pin_checks, pin_control, pinned_set
 from .log import cache_is_the_lesson, call_sentence, cost_story, event_log
-from .stepper import keep_legend, lesson_path, next_event, request_jumps, speed_links
+from .stepper import keep_legend, lesson_path, line_legend, next_event, request_jumps, speed_links
 from .well import draw
 
 blueprint = Blueprint("play", __name__)
@@ -213,6 +213,7 @@ def play_context(data: PlayData, before: PageState | None = None) -> dict:
         "code": settings_code(view.settings),
         "sentence": call_sentence(result, call),
         "keep_legend": keep_legend(view.settings),
+        "line_legend": line_legend(view.settings),
         "warnings": [_(message) % {name: format_number(value) for name, value in values.items()} for message, values in result.notices],
         "read_as": data.read_as,
         "window_unknown": data.window["unknown"],

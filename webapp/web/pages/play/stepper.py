@@ -8,6 +8,7 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 
 from ....core.analysis.story import narration_at
+from ....core.triggers import TRIGGERS
 from ....core.engine.calls import Call, Replay, per_replay
 from ...languages import number as format_number
 from ...services import library
@@ -25,6 +26,15 @@ def keep_legend(settings) -> str:
     if settings.keep_unit == "turns":
         return ngettext("KEEP, the last turn: never compacted", "KEEP, the last %(num)d turns: never compacted", settings.keep)
     return ngettext("KEEP, the last request: never compacted", "KEEP, the last %(num)d requests: never compacted", settings.keep)
+
+
+def line_legend(settings) -> str:
+    """The red line as the legend names it: where compaction is required, or, under a server
+    that cuts the request at a context of its own (Ollama's num_ctx), that context."""
+    trigger = TRIGGERS[settings.strategy]
+    if trigger is not None and trigger.line_setting:
+        return _("red line at %(setting)s: past it, the server leaves out the oldest messages", setting=trigger.line_setting)
+    return _("red line: compaction required")
 
 
 def lesson_path(view: PageState, lang: str) -> dict:
