@@ -23,13 +23,18 @@ DASHES = ("", "8 4", "2 3", "10 3 2 3", "4 4", "12 4 2 4 2 4", "1 5")
 MARKERS = ("circle", "square", "triangle", "diamond", "cross", "bar", "plus")
 
 
+COLOURS = 12  # the colour classes chart-series--0 to --11 (static/compare.css)
+
+
 def line_look(index: int) -> dict[str, object]:
     """The `index`-th line's dash, marker and colour class. Past the seventh line the markers
-    shift by one, so every line's pair of dash and marker stays its own."""
+    shift by one, so every line's pair of dash and marker stays its own; the colours run on to
+    twelve, so that the sweep's ten or more lines do not share one by seven (a reader matched
+    drop's green label to claude-code's green line)."""
     return {
         "dash": DASHES[index % len(DASHES)],
         "marker": MARKERS[(index + index // len(DASHES)) % len(MARKERS)],
-        "style": index % len(DASHES),
+        "style": index % COLOURS,
     }
 
 
