@@ -227,7 +227,7 @@ def refusals(column: Column) -> list[str]:
     takes them all. A trigger its API refuses and a request too long for the window are refusals
     too: "API validity ✓" sat beside "the request would be rejected" and beside overflows."""
     said = [
-        _("every request refused: the API takes no trigger under %(minimum)s tokens", minimum=format_number(values["minimum"]))
+        _("every request refused: the API takes no trigger under %(minimum)s tokens (the figures here are as if it took them)", minimum=format_number(values["minimum"]))
         for message, values in column.result.notices
         if message == TRIGGER_TOO_LOW
     ]
