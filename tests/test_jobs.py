@@ -112,6 +112,30 @@ def test_a_long_chats_sweep_answers_at_once_with_a_bar_that_advances_then_the_re
     assert data(client, url) == data(computed_here, sweep_url(computed_here, chat()))
 
 
+def test_a_long_chats_comparison_answers_at_once_with_a_bar_then_the_same_figures(tmp_path):
+    """The comparison of a long chat is a job too: its replays are made in a job process and
+    handed to the page, whose figures are those the comparison computed in the request gives."""
+    app = host(tmp_path, "one")
+    client = visitor(app)
+    url = sweep_url(client, chat()).replace("/sweep/", "/compare/")
+    first = client.get(url + "?lang=fr")
+    page = first.get_data(as_text=True)
+    assert first.status_code == 200 and progress_of(first) is not None
+    assert "Comparaison de toutes les stratégies" in page and 'hx-target="#compare-panel"' in page
+    assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in page
+    assert 'id="verdict"' not in page
+    assert client.get(f"{url}.json").status_code == 202
+    seen, done = until_done(client, url)
+    assert seen == sorted(seen) and 'id="verdict"' in done.get_data(as_text=True)
+    stepped = client.get(url + "?call=3")
+    assert progress_of(stepped) is None and 'id="verdict"' in stepped.get_data(as_text=True), "a step needs no new job"
+    assert progress_of(client.get(url + "?price=3")) is None, "nor a new price: it changes no request"
+    computed_here = host(tmp_path, "sync", JOB_MESSAGES=10_000).test_client()
+    assert data(client, url) == data(computed_here, sweep_url(computed_here, chat()).replace("/sweep/", "/compare/"))
+    restarted = visitor(host(tmp_path, "one"), 2)  # a new server on the same folder: the job's result is kept
+    assert progress_of(restarted.get(url + "?call=2")) is None
+
+
 def test_its_twins_answer_202_with_the_progress_until_the_result(tmp_path):
     client = visitor(host(tmp_path, "one"))
     url = sweep_url(client, chat())

@@ -64,8 +64,8 @@ DEFAULTS = {
     # behind one address pastes a few each, a script in a loop no more.
     "PASTE_RATE_LIMIT": "60 per minute; 600 per hour",
     "THREAD_SWITCH_SECONDS": 0.001,
-    # Long work as jobs (web/jobs.py, docs/deployment.md): the sweep of a chat of more than
-    # JOB_MESSAGES messages is computed by a job, under a budget of its own, in JOB_PROCESSES
+    # Long work as jobs (web/jobs.py, docs/deployment.md): the sweep and the comparison of a
+    # chat of more than JOB_MESSAGES messages are computed by a job, under a budget of its own, in JOB_PROCESSES
     # processes of each worker (JOB_WAITING more waiting for them), or with JOB_QUEUE=redis by
     # `compaction-playground worker` on any host. Results kept by their inputs, in JOB_DIR
     # (JOB_RESULTS_MAX_BYTES, the oldest removed past it) or with LIMITS_STORE in Redis for

@@ -1,10 +1,10 @@
 """Long work as jobs (docs/deployment.md, "Long work as jobs"): a page whose data would take more
-than a moment (the sweep of a chat of more than JOB_MESSAGES messages) asks `computed`, which
-answers the data at once when it was computed before, by anyone, on any host (it is kept by its
-inputs: web/job_store.py), or else raises `StillComputing` with the job's progress, starting the
-job if nobody has (web/job_queue.py). The page then shows a progress bar that asks again every
-second (htmx; without JavaScript, the page refreshes itself), and the result once it is there.
-Its JSON and CSV twins answer 202 with the progress meanwhile.
+than a moment (the sweep or the comparison of a chat of more than JOB_MESSAGES messages) asks
+`computed`, which answers the data at once when it was computed before, by anyone, on any host (it
+is kept by its inputs: web/job_store.py), or else raises `StillComputing` with the job's progress,
+starting the job if nobody has (web/job_queue.py). The page then shows a progress bar that asks
+again every second (htmx; without JavaScript, the page refreshes itself), and the result once it
+is there. Its JSON and CSV twins answer 202 with the progress meanwhile.
 
 Starting a job takes the client's share of long chats (web/shares.py) for as long as the job
 computes, and its rest after: a client has one job computing at a time, everywhere LIMITS_STORE

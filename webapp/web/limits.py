@@ -42,7 +42,7 @@ from .shares import ClientShares, OverShare, SharedShares
 from .state_error import StateError
 
 
-JOB_PAGES = ("sweep",)  # the blueprints whose long work runs as jobs
+JOB_PAGES = ("sweep", "compare")  # the blueprints whose long work runs as jobs
 
 
 class LongChatsBusy(Exception):

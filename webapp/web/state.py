@@ -308,6 +308,8 @@ _PAGE_DEFAULTS = {each.name: each.default for each in fields(PageState) if "read
 SETTING_PARAMS = tuple(Settings.model_fields)
 PRICING_PARAMS = tuple(Pricing.model_fields)
 URL_PARAMS = (*PAGE_PARAMS, *SETTING_PARAMS, *PRICING_PARAMS)
+# What the URL says of how a page is shown, not of what it computes (a job's key leaves it out).
+PRESENTATION_PARAMS = ("lang", "projector", "call", "block", "play", "speed")
 # On the play page, what its many links to itself keep from its address instead of carrying
 # it each (docs/hardening.md, "What one URL can cost"): the replay's settings, the prices and
 # projector mode, in a path segment. The call, the block, autoplay and the language, which

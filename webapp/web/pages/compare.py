@@ -8,13 +8,13 @@ page state of webapp/web/state.py, which also holds the bill's parameters (`cach
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app
+from flask import Blueprint, current_app, request
 from flask_babel import format_number, get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext, ngettext
 
 from ...core.analysis.cache import CACHE_MODELS
-from ...core.analysis.compare import Column, Comparison, compare
+from ...core.analysis.compare import Column, Comparison, compare, variants
 from ...core.analysis.comparison_data import comparison_json, recorded_row, summary_row
 from ...core.analysis.verdict import Name, Notice, fill, name_of, verdict_faults, verdict_head, verdict_notices
 from ...core.analysis.pricing import Bill, Pricing
@@ -24,10 +24,15 @@ from ...core.drawing.chart import request_chart, small_well
 from ..htmx import CameFrom, Fragments, fragment_page
 from ..languages import counter_labels, strategy_descriptions
 from ..languages import money as format_money
+from ..job_queue import Reporter
+from ..jobs import StillComputing, computed, job_key
+from ..limits import runs_as_job
 from ..services import replays
-from ..state import PageState, add_segment_spelling
+from ..state import PRESENTATION_PARAMS, PRICING_PARAMS, PageState, add_segment_spelling, read_state
 from ..story import joined, outcome_text
 from ..twins import Table, Twins
+from ...core.engine.remote_summarizer import SummarizerError
+from ...core.engine.replays import chat_hash, pack_replays, unpack_replays
 from ...core.engine.pitfalls import TRIGGER_MESSAGES, TRIGGER_TOO_LOW
 from ...core.settings import Settings
 from ...core.engine.strategy_catalog import PANEL, STRATEGIES, harness_writing
@@ -45,10 +50,40 @@ CACHE_LABELS = {
 
 
 def comparison_for(view: PageState) -> Comparison:
+    """The comparison the URL asks for. A long chat's replays are made by a job (web/jobs.py):
+    StillComputing until it is done, then kept in this process's replays like its own."""
+    if runs_as_job(len(view.scenario.script)) and not all(replays().has(view.scenario, variant) for variant in column_settings(view)):
+        for made in unpack_replays(computed(compute, comparison_key(view)), view.scenario):
+            replays().adopt(view.scenario, made)
     comparison = compare(view.scenario, view.settings, view.pricing, run=replays().get)
     for key, why in comparison.unavailable.items():
         current_app.logger.warning("summarizer, column %s left out: %s", key, why)
     return comparison
+
+
+def column_settings(view: PageState) -> list[Settings]:
+    return variants(view.settings, view.scenario.settings)
+
+
+def comparison_key(view: PageState) -> str:
+    """The job's key: the chat, what in the URL changes its replays (not the call, the language,
+    how the page is shown, nor the prices: they change no request), and the summarizer."""
+    params = {name: value for name, value in view.params().items() if name not in NOT_REPLAYED}
+    return job_key("compare", chat_hash(view.scenario), params, replays().summarizer_name)
+
+
+def compute(report: Reporter) -> bytes:
+    """The job: every column's replay of the page this request context is for, packed."""
+    view = read_state(request.view_args["scenario_id"], request.args, "compare.page")
+    wanted = column_settings(view)
+    made = []
+    for done, variant in enumerate(wanted, start=1):
+        try:
+            made.append(replays().get(view.scenario, variant))
+        except SummarizerError:  # the page leaves the column out, as it does computing it itself
+            pass
+        report(done, len(wanted))
+    return pack_replays(made)
 
 
 COMPARE = Fragments(
@@ -57,7 +92,10 @@ COMPARE = Fragments(
     form=("compare-controls", "compare_controls"),
     # From another page, the panel whole, and the language picker that names this page.
     from_elsewhere=("panel", "languages"),
+    poll="job-progress",
 )
+# The prices change no request: a new price needs no new replays.
+NOT_REPLAYED = (*PRESENTATION_PARAMS, *PRICING_PARAMS)
 
 
 @blueprint.route("/compare/<scenario_id>", endpoint="page")
@@ -99,10 +137,16 @@ def line_share(settings: Settings) -> float:
 
 
 def panel_context(view: PageState) -> dict:
+    """What the panel shows; long because it names, in one place, every value the template
+    reads. While a long chat's replays are made by a job, its progress instead."""
     pricing = view.pricing
-    comparison = comparison_for(view)
     lang = str(get_locale())
     title = view.scenario.text("title", lang)
+    try:
+        comparison = comparison_for(view)
+    except StillComputing as still:
+        return {"view": view, "title": title, "call": view.call, "page_title": _("Compare strategies") + " · " + title,
+                "waiting": still.progress, "job_kind": "compare", "poll_url": view.url("compare.page")}
     current = (view.settings.strategy, view.settings.keep_facts)
     verdict = comparison.verdict
     descriptions = strategy_descriptions()
@@ -130,6 +174,7 @@ def panel_context(view: PageState) -> dict:
     by_key = {c["column"].key: c for c in columns}
     return {
         "view": view,
+        "waiting": None,
         "pricing": pricing,
         "bill_basis": bill_basis(view),
         "comparison": comparison,

@@ -29,7 +29,7 @@ from ..jobs import StillComputing, computed, job_key
 from ..languages import money, percent
 from ..limits import runs_as_job
 from ..services import replays
-from ..state import PageState, add_segment_spelling, read_state
+from ..state import PRESENTATION_PARAMS, PageState, add_segment_spelling, read_state
 from ..state_error import StateError
 from ..twins import Table, Twins
 from .compare import PHONE_CHART, bill_basis, column_name
@@ -67,7 +67,7 @@ def swept(view: PageState, span: SweepRange, progress: Callable[[int, int], None
 def sweep_key(view: PageState) -> str:
     """The job's key: the chat, what in the URL changes the sweep (not its language or how it
     is shown), and the summarizer."""
-    params = {name: value for name, value in view.params().items() if name not in PRESENTATION}
+    params = {name: value for name, value in view.params().items() if name not in PRESENTATION_PARAMS}
     return job_key("sweep", chat_hash(view.scenario), params, replays().summarizer_name)
 
 
@@ -109,8 +109,6 @@ SWEEP = Fragments(
     from_elsewhere=("panel", "languages"),
     poll="job-progress",
 )
-# What the URL says of how the sweep is shown, not of what is computed.
-PRESENTATION = ("lang", "projector", "call", "block", "play", "speed")
 
 
 @blueprint.route("/sweep/<scenario_id>", endpoint="page")
