@@ -91,7 +91,8 @@ def test_a_replays_weight_follows_its_real_size():
 def test_the_replay_cache_is_bounded_by_bytes(tmp_path):
     from webapp import create_app
 
-    app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "REPLAY_CACHE_MAX_BYTES": 8_000_000})
+    # Each comparison computed in the request (not a job, past 200 messages), in this process's cache.
+    app = create_app({"TESTING": True, "TRANSCRIPT_DIR": str(tmp_path), "REPLAY_CACHE_MAX_BYTES": 8_000_000, "JOB_MESSAGES": 10_000})
     client = app.test_client()
     cache = app.extensions["replay_cache"]
     for seed in range(3):
