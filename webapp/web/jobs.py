@@ -26,13 +26,16 @@ from flask import Flask, current_app, jsonify, request
 from flask_babel import gettext as _
 
 from ..core.engine.remote_summarizer import SummarizerError
+from ..core.engine.replays import chat_hash
 from ..core.inputs.store_faults import StoreUnreachable
 from ..core.time_budget import BudgetExceeded
 from .job_queue import JobSpec, ProcessPool, RedisQueue, Reporter
 from .job_store import FAILED, QUEUED, TURN, FolderJobs, Progress, RedisJobs
 from .limits import LongChatsBusy
 from .redis_link import RedisDown, shared_redis
+from .services import replays
 from .shares import OverShare
+from .state import PageState
 
 POLL_SECONDS = 1  # how often a waiting page asks again
 
@@ -66,10 +69,14 @@ def init_app(app: Flask, test_config: dict | None) -> None:
         return jsonify(body), 202, {"Retry-After": str(POLL_SECONDS)}
 
 
-def job_key(kind: str, chat: str, params: dict[str, str], summarizer: str) -> str:
-    """What a job's result depends on, as one hash that every process computes alike; the
-    playground's version too, so a new release computes anew what an old one kept."""
-    return hashlib.sha256(json.dumps([kind, chat, params, summarizer, version()], sort_keys=True).encode()).hexdigest()[:40]
+def job_key(kind: str, view: PageState, leave_out: tuple[str, ...]) -> str:
+    """What a job's result depends on, as one hash that every process computes alike: the
+    page's kind, the chat's content, the URL's parameters but those in `leave_out` (what
+    changes nothing the job computes), the summarizer, and the playground's version, so a new
+    release computes anew what an old one kept."""
+    params = {name: value for name, value in view.params().items() if name not in leave_out}
+    inputs = [kind, chat_hash(view.scenario), params, replays().summarizer_name, version()]
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:40]
 
 
 @functools.cache

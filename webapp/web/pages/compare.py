@@ -32,7 +32,7 @@ from ..state import PRESENTATION_PARAMS, PRICING_PARAMS, PageState, add_segment_
 from ..story import joined, outcome_text
 from ..twins import Table, Twins
 from ...core.engine.remote_summarizer import SummarizerError
-from ...core.engine.replays import chat_hash, pack_replays, unpack_replays
+from ...core.engine.replays import pack_replays, unpack_replays
 from ...core.engine.pitfalls import TRIGGER_MESSAGES, TRIGGER_TOO_LOW
 from ...core.settings import Settings
 from ...core.engine.strategy_catalog import PANEL, STRATEGIES, harness_writing
@@ -53,7 +53,7 @@ def comparison_for(view: PageState) -> Comparison:
     """The comparison the URL asks for. A long chat's replays are made by a job (web/jobs.py):
     StillComputing until it is done, then kept in this process's replays like its own."""
     if runs_as_job(len(view.scenario.script)) and not all(replays().has(view.scenario, variant) for variant in column_settings(view)):
-        for made in unpack_replays(computed(compute, comparison_key(view)), view.scenario):
+        for made in unpack_replays(computed(compute, job_key("compare", view, NOT_REPLAYED)), view.scenario):
             replays().adopt(view.scenario, made)
     comparison = compare(view.scenario, view.settings, view.pricing, run=replays().get)
     for key, why in comparison.unavailable.items():
@@ -63,13 +63,6 @@ def comparison_for(view: PageState) -> Comparison:
 
 def column_settings(view: PageState) -> list[Settings]:
     return variants(view.settings, view.scenario.settings)
-
-
-def comparison_key(view: PageState) -> str:
-    """The job's key: the chat, what in the URL changes its replays (not the call, the language,
-    how the page is shown, nor the prices: they change no request), and the summarizer."""
-    params = {name: value for name, value in view.params().items() if name not in NOT_REPLAYED}
-    return job_key("compare", chat_hash(view.scenario), params, replays().summarizer_name)
 
 
 def compute(report: Reporter) -> bytes:
@@ -94,7 +87,8 @@ COMPARE = Fragments(
     from_elsewhere=("panel", "languages"),
     poll="job-progress",
 )
-# The prices change no request: a new price needs no new replays.
+# What the comparison's job leaves out of its key: how the page is shown, and the prices,
+# which change no request (a new price needs no new replays).
 NOT_REPLAYED = (*PRESENTATION_PARAMS, *PRICING_PARAMS)
 
 

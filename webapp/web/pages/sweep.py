@@ -21,7 +21,6 @@ from ...core.analysis.sweep import STEP_HIGH, Recommendation, Sweep, SweepPoint,
 from ...core.analysis.sweep_data import point_row, sweep_json
 from ...core.analysis.verdict import Name
 from ...core.drawing.sweep_chart import bill_chart
-from ...core.engine.replays import chat_hash
 from ...core.settings import KEEP_UNITS
 from ..htmx import CameFrom, Fragments, fragment_page
 from ..job_queue import Reporter
@@ -43,7 +42,8 @@ def sweep_for(view: PageState) -> Sweep:
     span = sweep_range(view)
     g.lighter_sweeps = lighter_sweeps(view, span)  # what the page offers if this one is over the budget
     if runs_as_job(len(view.scenario.script)):
-        return unpack(computed(compute, sweep_key(view)), view)
+        # Its key keeps the prices: a sweep's figures are priced.
+        return unpack(computed(compute, job_key("sweep", view, PRESENTATION_PARAMS)), view)
     return swept(view, span)
 
 
@@ -62,13 +62,6 @@ def swept(view: PageState, span: SweepRange, progress: Callable[[int, int], None
     for key, why in result.unavailable.items():
         current_app.logger.warning("summarizer, column %s left out of the sweep: %s", key, why)
     return result
-
-
-def sweep_key(view: PageState) -> str:
-    """The job's key: the chat, what in the URL changes the sweep (not its language or how it
-    is shown), and the summarizer."""
-    params = {name: value for name, value in view.params().items() if name not in PRESENTATION_PARAMS}
-    return job_key("sweep", chat_hash(view.scenario), params, replays().summarizer_name)
 
 
 def compute(report: Reporter) -> bytes:
