@@ -97,7 +97,7 @@ def compaction_costs(result: Replay, hits: list[CacheHit], pricing: Pricing) -> 
             break_even = None
         # The whole request after the first difference, as many tokens as the page says it sends
         # (the request's own count holds what no block does: the reply's opening, 3 tokens).
-        rewritten = max(0, round(call.tokens) - kept)
+        rewritten = max(0, call.tokens - kept)
         costs[call.number] = CompactionCost(
             call=call.number,
             first_difference=call.blocks[shared].id if shared < len(call.blocks) else None,
